@@ -1,0 +1,96 @@
+// Command rfc2544 runs RFC 2544 benchmarks (throughput, latency, frame loss,
+// back-to-back) against a device under test, or against its built-in virtual
+// lab, and renders the results.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// Exit codes, documented in the README.
+const (
+	exitOK            = 0
+	exitTestError     = 1
+	exitUsage         = 2
+	exitTesterLimited = 3
+)
+
+// usageError marks an error caused by bad input: exit code 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// verb is one subcommand; each lives in its own file and registers itself.
+type verb struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+var verbs = map[string]verb{}
+
+func register(name, summary string, run func(ctx context.Context, args []string, stdout, stderr io.Writer) error) {
+	verbs[name] = verb{summary: summary, run: run}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "rfc2544:", err)
+	var ue usageError
+	switch {
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.Is(err, errTesterLimited):
+		return exitTesterLimited
+	}
+	return exitTestError
+}
+
+// errTesterLimited is returned by verbs whose results are tester-limited.
+var errTesterLimited = errors.New("results are tester-limited: the tester, not the DUT, set the limit")
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printUsage(stdout)
+		if len(args) == 0 {
+			return usagef("no command given")
+		}
+		return nil
+	}
+	v, ok := verbs[args[0]]
+	if !ok {
+		return usagef("unknown command %q: run 'rfc2544 help' for the list", args[0])
+	}
+	return v.run(ctx, args[1:], stdout, stderr)
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: rfc2544 <command> [flags]\n\nCommands:")
+	names := make([]string, 0, len(verbs))
+	for n := range verbs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-12s %s\n", n, verbs[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'rfc2544 <command> --help' for a command's flags and examples.")
+}

@@ -1,0 +1,150 @@
+package trials
+
+import "time"
+
+// Result is what one trial measured. Loss is computed from frames actually
+// handed to the kernel (offered load), never from the intended count
+// (RFC 2285 §3.5).
+type Result struct {
+	// Spec is the trial that was run.
+	Spec Spec `json:"spec"`
+	// Start is when traffic began.
+	Start time.Time `json:"start"`
+	// Streams holds one result per Spec stream, in Spec order.
+	Streams []StreamResult `json:"streams"`
+	// TesterLimited is set when the tester, not the DUT, limited the trial:
+	// the generator fell short of the intended load, or the receiver dropped
+	// frames in the kernel. Such a trial is neither a pass nor a fail.
+	TesterLimited bool `json:"tester_limited,omitempty"`
+	// TesterLimitReason says why, for the report.
+	TesterLimitReason string `json:"tester_limit_reason,omitempty"`
+	// Paths records which kernel paths the engine used.
+	Paths Paths `json:"paths"`
+}
+
+// Paths records the kernel facilities a trial ran on, so a report can say
+// how frames were sent, received and timed.
+type Paths struct {
+	// Transport is "raw", "udp" or "sim".
+	Transport string `json:"transport"`
+	// TX is the transmit path, e.g. "tx_ring", "sendmmsg", "sendto".
+	TX string `json:"tx,omitempty"`
+	// QdiscBypass is set when PACKET_QDISC_BYPASS was in force.
+	QdiscBypass bool `json:"qdisc_bypass,omitempty"`
+	// RX is the receive path, e.g. "rx_ring", "recvmmsg".
+	RX string `json:"rx,omitempty"`
+	// Timestamps is the receive timestamp source, e.g. "kernel-sw",
+	// "hardware", "user" (a clock read after receive), "sim".
+	Timestamps string `json:"timestamps,omitempty"`
+}
+
+// StreamResult is the count and timing of one stream.
+type StreamResult struct {
+	// ID and Direction repeat the stream's Spec.
+	ID        uint16    `json:"id"`
+	Direction Direction `json:"direction"`
+	// IntendedFPS is the load the tester tried to send.
+	IntendedFPS float64 `json:"intended_fps"`
+	// OfferedFPS is the load actually handed to the kernel, measured over
+	// TxSeconds.
+	OfferedFPS float64 `json:"offered_fps"`
+	// TxSeconds is the time from the first to the last frame sent.
+	TxSeconds float64 `json:"tx_s"`
+	// Sent counts frames handed to the kernel successfully.
+	Sent uint64 `json:"sent"`
+	// Received counts distinct test frames of this stream received in time
+	// (duplicates and late frames excluded).
+	Received uint64 `json:"received"`
+	// Lost is Sent minus Received: frames never seen, or seen too late.
+	Lost uint64 `json:"lost"`
+	// Reordered counts frames that arrived with a sequence number lower than
+	// one already received on the same flow.
+	Reordered uint64 `json:"reordered"`
+	// Duplicate counts extra copies of frames already received.
+	Duplicate uint64 `json:"duplicate"`
+	// Late counts frames received after the settle wait ended; they are
+	// included in Lost.
+	Late uint64 `json:"late"`
+	// KernelDrops counts frames the receiving socket dropped in the kernel
+	// (PACKET_STATISTICS, SO_RXQ_OVFL). Non-zero makes the trial
+	// tester-limited.
+	KernelDrops uint64 `json:"kernel_drops,omitempty"`
+	// Latency summarizes every received frame's latency.
+	Latency LatencySummary `json:"latency"`
+	// TaggedLatencyNs is the latency of the tagged frame (Spec.TagAfter),
+	// or -1 when no tagged frame was requested or it was lost.
+	TaggedLatencyNs int64 `json:"tagged_latency_ns"`
+	// LastLossNs is the offset from the first frame sent to the transmit time
+	// of the last lost frame, or -1 when nothing was lost. System recovery
+	// (RFC 2544 §26.5) uses it.
+	LastLossNs int64 `json:"last_loss_ns"`
+}
+
+// LossPercent is the frame loss rate of RFC 2544 §26.3:
+// (sent − received) × 100 / sent. A stream that sent nothing reports 100:
+// a trial in which nothing was offered proves nothing.
+func (s StreamResult) LossPercent() float64 {
+	if s.Sent == 0 {
+		return 100
+	}
+	return float64(s.Lost) * 100 / float64(s.Sent)
+}
+
+// Totals adds up the streams of a trial: counts and rates are summed; latency
+// takes the min of minimums, the max of maximums and the count-weighted mean,
+// and the percentiles of the stream that timed the most frames.
+func (r Result) Totals() StreamResult {
+	t := StreamResult{TaggedLatencyNs: -1, LastLossNs: -1}
+	var sum float64
+	var lat LatencySummary
+	for _, s := range r.Streams {
+		t.IntendedFPS += s.IntendedFPS
+		t.OfferedFPS += s.OfferedFPS
+		t.TxSeconds = max(t.TxSeconds, s.TxSeconds)
+		t.Sent += s.Sent
+		t.Received += s.Received
+		t.Lost += s.Lost
+		t.Reordered += s.Reordered
+		t.Duplicate += s.Duplicate
+		t.Late += s.Late
+		t.KernelDrops += s.KernelDrops
+		t.TaggedLatencyNs = max(t.TaggedLatencyNs, s.TaggedLatencyNs)
+		t.LastLossNs = max(t.LastLossNs, s.LastLossNs)
+		l := s.Latency
+		if l.Count == 0 {
+			continue
+		}
+		if l.Count > lat.Count {
+			lat = l
+		}
+		if t.Latency.Count == 0 || l.MinNs < t.Latency.MinNs {
+			t.Latency.MinNs = l.MinNs
+		}
+		t.Latency.MaxNs = max(t.Latency.MaxNs, l.MaxNs)
+		t.Latency.Count += l.Count
+		sum += l.MeanNs * float64(l.Count)
+	}
+	if t.Latency.Count > 0 {
+		lat.MinNs, lat.MaxNs, lat.Count = t.Latency.MinNs, t.Latency.MaxNs, t.Latency.Count
+		lat.MeanNs = sum / float64(t.Latency.Count)
+		t.Latency = lat
+	}
+	return t
+}
+
+// LossPercent is the frame loss rate over all streams.
+func (r Result) LossPercent() float64 { return r.Totals().LossPercent() }
+
+// Passed reports whether every stream's loss is within tolerancePercent.
+// A tester-limited trial never passes (nor fails: see TesterLimited).
+func (r Result) Passed(tolerancePercent float64) bool {
+	if r.TesterLimited || len(r.Streams) == 0 {
+		return false
+	}
+	for _, s := range r.Streams {
+		if s.Sent == 0 || s.LossPercent() > tolerancePercent {
+			return false
+		}
+	}
+	return true
+}
