@@ -1,0 +1,230 @@
+package rfc2544
+
+import (
+	"time"
+
+	"github.com/rfc2544/rfc2544/trials"
+)
+
+// SchemaVersion is the version of the Results JSON layout. A reader refuses a
+// file whose schema is newer than the one it knows. Every field is documented
+// in reports/SCHEMA.md; field names carry their units.
+const SchemaVersion = 1
+
+// Test names one RFC 2544 procedure.
+type Test string
+
+// The procedures of RFC 2544 §26.
+const (
+	TestThroughput Test = "throughput"      // §26.1
+	TestLatency    Test = "latency"         // §26.2
+	TestFrameLoss  Test = "frame_loss"      // §26.3
+	TestBackToBack Test = "back_to_back"    // §26.4, RFC 9004
+	TestRecovery   Test = "system_recovery" // §26.5
+)
+
+// Results is a whole run: what was planned, what ran it, and what every
+// procedure found, with every trial kept as its search log.
+type Results struct {
+	// Schema is SchemaVersion at the time of writing.
+	Schema int `json:"schema"`
+	// Tool is the program and version that wrote the file.
+	Tool string `json:"tool"`
+	// Started and Finished bound the run.
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	// Plan is the effective plan, so a run can be reproduced.
+	Plan Plan `json:"plan"`
+	// Tester says how traffic was made and timed.
+	Tester TesterInfo `json:"tester"`
+	// DUT describes the device under test as the user or the lab gave it.
+	DUT DUTInfo `json:"dut"`
+
+	Throughput []ThroughputResult `json:"throughput,omitempty"`
+	Latency    []LatencyResult    `json:"latency,omitempty"`
+	FrameLoss  []FrameLossResult  `json:"frame_loss,omitempty"`
+	BackToBack []BackToBackResult `json:"back_to_back,omitempty"`
+	Recovery   []RecoveryResult   `json:"system_recovery,omitempty"`
+
+	// Error is set when the run stopped early (cancelled or failed); the
+	// results above are what finished before it.
+	Error string `json:"error,omitempty"`
+}
+
+// TesterInfo describes the tester of a run.
+type TesterInfo struct {
+	// Transport is "raw", "udp" or "sim".
+	Transport string `json:"transport"`
+	// Paths are the kernel paths the trials used.
+	Paths trials.Paths `json:"paths"`
+	// Host and Kernel identify the machine that ran the tester.
+	Host   string `json:"host,omitempty"`
+	Kernel string `json:"kernel,omitempty"`
+	// Calibration is the tester's own ceiling per frame size, measured with
+	// no DUT; empty when not calibrated.
+	Calibration []CalibrationPoint `json:"calibration,omitempty"`
+}
+
+// CalibrationPoint is the tester's ceiling at one frame size.
+type CalibrationPoint struct {
+	FrameSize  int     `json:"frame_size"`
+	CeilingFPS float64 `json:"ceiling_fps"`
+}
+
+// DUTInfo describes the device under test (RFC 2544 §7: report its
+// configuration and software version).
+type DUTInfo struct {
+	Description string `json:"description,omitempty"`
+	// Settings are free-form key/values, e.g. the lab's rate and MTU.
+	Settings map[string]string `json:"settings,omitempty"`
+}
+
+// Outcome classifies one trial for the search.
+type Outcome string
+
+// Trial outcomes. A tester-limited trial is neither a pass nor a fail.
+const (
+	OutcomePass          Outcome = "pass"
+	OutcomeFail          Outcome = "fail"
+	OutcomeTesterLimited Outcome = "tester-limited"
+)
+
+// TrialRecord is one row of a search log, the table commercial testers print
+// per step: intended and offered load, frame loss, min/avg/max latency.
+type TrialRecord struct {
+	Test      Test `json:"test"`
+	FrameSize int  `json:"frame_size"`
+	// Step numbers the trials of one procedure and frame size from 1.
+	Step int `json:"step"`
+	// Repetition numbers repeated trials (latency, back-to-back) from 1.
+	Repetition      int     `json:"repetition,omitempty"`
+	IntendedPercent float64 `json:"intended_percent"`
+	OfferedPercent  float64 `json:"offered_percent"`
+	IntendedFPS     float64 `json:"intended_fps"`
+	OfferedFPS      float64 `json:"offered_fps"`
+	// BurstFrames is the burst length of a back-to-back trial.
+	BurstFrames  int64   `json:"burst_frames,omitempty"`
+	Sent         uint64  `json:"sent"`
+	Received     uint64  `json:"received"`
+	LossPercent  float64 `json:"loss_percent"`
+	Reordered    uint64  `json:"reordered,omitempty"`
+	Duplicate    uint64  `json:"duplicate,omitempty"`
+	Late         uint64  `json:"late,omitempty"`
+	LatencyMinNs int64   `json:"latency_min_ns"`
+	LatencyAvgNs float64 `json:"latency_avg_ns"`
+	LatencyMaxNs int64   `json:"latency_max_ns"`
+	Outcome      Outcome `json:"outcome"`
+	// TesterLimitReason explains a tester-limited outcome.
+	TesterLimitReason string `json:"tester_limit_reason,omitempty"`
+	// Result is the full trial result, per stream.
+	Result trials.Result `json:"result"`
+}
+
+// ThroughputResult is RFC 2544 §26.1 at one frame size.
+type ThroughputResult struct {
+	FrameSize int `json:"frame_size"`
+	// Found is false when even the minimum load failed, or the size could
+	// not be carried; Reason then says why and the rates are zero.
+	Found  bool   `json:"found"`
+	Reason string `json:"reason,omitempty"`
+	// IntendedPercent and OfferedPercent are of the line rate.
+	IntendedPercent float64 `json:"intended_percent"`
+	OfferedPercent  float64 `json:"offered_percent"`
+	// FPS is the offered rate of the highest passing trial (all streams).
+	FPS   float64 `json:"fps"`
+	L1Bps float64 `json:"l1_bps"`
+	L2Bps float64 `json:"l2_bps"`
+	// LineRateFPS is the theoretical maximum at this size (all streams).
+	LineRateFPS float64 `json:"line_rate_fps"`
+	// TesterLimited means the search stopped because the tester could not
+	// go faster: the throughput is at least FPS ("≥ X, tester-limited").
+	TesterLimited     bool   `json:"tester_limited,omitempty"`
+	TesterLimitReason string `json:"tester_limit_reason,omitempty"`
+	// Trials is the search log.
+	Trials []TrialRecord `json:"trials"`
+}
+
+// LatencyResult is RFC 2544 §26.2 at one frame size.
+type LatencyResult struct {
+	FrameSize int `json:"frame_size"`
+	// Skipped is set with a reason when no throughput was found to test at.
+	Skipped string `json:"skipped,omitempty"`
+	// RateFPS and RatePercent are the load the streams ran at (the
+	// throughput rate).
+	RateFPS     float64 `json:"rate_fps"`
+	RatePercent float64 `json:"rate_percent"`
+	// Definition is the latency definition used, e.g. "FIFO (first bit in,
+	// first bit out), software timestamps".
+	Definition string `json:"definition"`
+	// Repetitions is how many trials ran; TaggedNs holds each tagged frame's
+	// latency (RFC 2544 mode) and TaggedMeanNs their mean.
+	Repetitions  int     `json:"repetitions"`
+	TaggedNs     []int64 `json:"tagged_ns"`
+	TaggedMeanNs float64 `json:"tagged_mean_ns"`
+	// Summary is the all-frame statistics over every repetition.
+	Summary trials.LatencySummary `json:"summary"`
+	Trials  []TrialRecord         `json:"trials"`
+}
+
+// FrameLossPoint is one offered load of the frame loss rate curve.
+type FrameLossPoint struct {
+	IntendedPercent float64 `json:"intended_percent"`
+	OfferedPercent  float64 `json:"offered_percent"`
+	OfferedFPS      float64 `json:"offered_fps"`
+	LossPercent     float64 `json:"loss_percent"`
+	Sent            uint64  `json:"sent"`
+	Received        uint64  `json:"received"`
+	TesterLimited   bool    `json:"tester_limited,omitempty"`
+}
+
+// FrameLossResult is RFC 2544 §26.3 at one frame size.
+type FrameLossResult struct {
+	FrameSize int              `json:"frame_size"`
+	Points    []FrameLossPoint `json:"points"`
+	Trials    []TrialRecord    `json:"trials"`
+}
+
+// BackToBackResult is RFC 2544 §26.4 with RFC 9004 at one frame size.
+type BackToBackResult struct {
+	FrameSize int `json:"frame_size"`
+	// Skipped is set with the RFC 9004 reason when the size was not tested
+	// (e.g. its throughput equals the line rate).
+	Skipped string `json:"skipped,omitempty"`
+	// RateFPS is the burst rate (line rate).
+	RateFPS float64 `json:"rate_fps"`
+	// BurstFrames is the longest lossless burst of each repetition.
+	BurstFrames  []int64 `json:"burst_frames"`
+	AvgFrames    float64 `json:"avg_frames"`
+	MinFrames    int64   `json:"min_frames"`
+	MaxFrames    int64   `json:"max_frames"`
+	StddevFrames float64 `json:"stddev_frames"`
+	// MinStepFrames and CapFrames are the search's resolution and the burst
+	// length cap (burst time cap × RateFPS).
+	MinStepFrames int64 `json:"min_step_frames"`
+	CapFrames     int64 `json:"cap_frames"`
+	// AtCap flags results at the cap: the DUT buffered the longest burst
+	// tried, so the true value is unknown (RFC 9004 §6).
+	AtCap bool `json:"at_cap,omitempty"`
+	// ThroughputFPS is the measured throughput the correction uses.
+	ThroughputFPS float64 `json:"throughput_fps"`
+	// ImpliedBufferS = AvgFrames / line-rate fps; CorrectedBufferS subtracts
+	// what the DUT forwarded meanwhile (RFC 9004 §5).
+	ImpliedBufferS   float64       `json:"implied_buffer_s"`
+	CorrectedBufferS float64       `json:"corrected_buffer_s"`
+	Trials           []TrialRecord `json:"trials"`
+}
+
+// RecoveryResult is RFC 2544 §26.5 at one frame size.
+type RecoveryResult struct {
+	FrameSize int    `json:"frame_size"`
+	Skipped   string `json:"skipped,omitempty"`
+	// OverloadFPS is min(110% of throughput, line rate); RecoveryFPS is half
+	// of it.
+	OverloadFPS float64 `json:"overload_fps"`
+	RecoveryFPS float64 `json:"recovery_fps"`
+	// RecoveryS is the time from the rate change to the last lost frame;
+	// zero with Recovered false means frames were still being lost at the end.
+	RecoveryS float64       `json:"recovery_s"`
+	Recovered bool          `json:"recovered"`
+	Trials    []TrialRecord `json:"trials"`
+}
