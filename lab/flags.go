@@ -1,0 +1,134 @@
+package lab
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+)
+
+// Flags holds the lab's command-line settings as registered by AddFlags, so
+// every verb that builds a lab (`lab up`, `run` with a temporary lab) reads
+// the same flags.
+type Flags struct {
+	topology, dut                  string
+	rate, rateAB, rateBA           string
+	burst, burstAB, burstBA        string
+	limit, limitAB, limitBA        string
+	loss, lossAB, lossBA           string
+	delay, jitter                  string
+	reorder, reorderGap, duplicate string
+	mtu, mtuA, mtuB                int
+	fwRules                        int
+	seed                           uint64
+	noRPS                          bool
+}
+
+// AddFlags registers the lab settings on fs: --topology, --dut, --rate,
+// --rate-ab, --rate-ba, --burst[-ab|-ba], --limit[-ab|-ba], --loss[-ab|-ba],
+// --delay, --jitter, --reorder, --reorder-gap, --duplicate, --seed,
+// --fw-rules, --mtu, --mtu-a, --mtu-b and --no-rps. The name is not among
+// them: each verb names its lab its own way.
+func AddFlags(fs *flag.FlagSet) *Flags {
+	f := &Flags{}
+	fs.StringVar(&f.topology, "topology", "router", "lab `shape`: router (A-DUT-B) or loop (A wired to B, no DUT)")
+	fs.StringVar(&f.dut, "dut", "kernel", "DUT `kind`: kernel (Linux forwarding, tc, nftables) or relay (user-space forwarder)")
+	fs.StringVar(&f.rate, "rate", "", "shaped `rate` of the DUT, both directions, e.g. 50mbit (units bit, kbit, mbit, gbit)")
+	fs.StringVar(&f.rateAB, "rate-ab", "", "shaped `rate` from A to B (overrides --rate)")
+	fs.StringVar(&f.rateBA, "rate-ba", "", "shaped `rate` from B to A (overrides --rate)")
+	fs.StringVar(&f.burst, "burst", "", "token bucket `size` with --rate, e.g. 64kb (default 10ms at the rate)")
+	fs.StringVar(&f.burstAB, "burst-ab", "", "token bucket `size` from A to B")
+	fs.StringVar(&f.burstBA, "burst-ba", "", "token bucket `size` from B to A")
+	fs.StringVar(&f.limit, "limit", "", "DUT queue limit in `packets`, e.g. 1000 (default 1000 with --rate)")
+	fs.StringVar(&f.limitAB, "limit-ab", "", "queue limit in `packets` from A to B")
+	fs.StringVar(&f.limitBA, "limit-ba", "", "queue limit in `packets` from B to A")
+	fs.StringVar(&f.loss, "loss", "", "random loss `percent`, both directions, e.g. 1%")
+	fs.StringVar(&f.lossAB, "loss-ab", "", "random loss `percent` from A to B")
+	fs.StringVar(&f.lossBA, "loss-ba", "", "random loss `percent` from B to A")
+	fs.StringVar(&f.delay, "delay", "", "one-way `delay`, e.g. 2ms (kernel DUT needs netem; or use --dut relay)")
+	fs.StringVar(&f.jitter, "jitter", "", "delay `jitter` (± uniform), e.g. 0.5ms")
+	fs.StringVar(&f.reorder, "reorder", "", "relay: `percent` of frames held back so later frames overtake them")
+	fs.StringVar(&f.reorderGap, "reorder-gap", "", "relay: how long a reordered frame is held back (`duration`, default 1ms)")
+	fs.StringVar(&f.duplicate, "duplicate", "", "relay: `percent` of frames sent twice")
+	fs.Uint64Var(&f.seed, "seed", 0, "relay: random `seed` (default from the clock)")
+	fs.IntVar(&f.fwRules, "fw-rules", 0, "`N` non-matching firewall rules the DUT evaluates per packet before accepting it")
+	fs.IntVar(&f.mtu, "mtu", 0, "IP MTU of both links in `bytes`, e.g. 9000 (default 1500)")
+	fs.IntVar(&f.mtuA, "mtu-a", 0, "IP MTU of the A-side link in `bytes` (overrides --mtu)")
+	fs.IntVar(&f.mtuB, "mtu-b", 0, "IP MTU of the B-side link in `bytes` (overrides --mtu)")
+	fs.BoolVar(&f.noRPS, "no-rps", false, "do not steer the DUT's receive processing to its own CPU")
+	return f
+}
+
+// Config turns the parsed flags into a validated Config named name. Errors
+// name the flag, the bad value and an example.
+func (f *Flags) Config(name string) (Config, error) {
+	c := Config{Name: name, FWRules: f.fwRules}
+	var err error
+	if c.Topology, err = ParseTopology(f.topology); err != nil {
+		return Config{}, fmt.Errorf("--topology: %w", err)
+	}
+	if c.DUT, err = ParseDUTKind(f.dut); err != nil {
+		return Config{}, fmt.Errorf("--dut: %w", err)
+	}
+	pick := func(both, one string) string {
+		if one != "" {
+			return one
+		}
+		return both
+	}
+	for _, d := range []struct {
+		suffix string
+		s      *Shaping
+		rate   string
+		burst  string
+		limit  string
+		loss   string
+	}{
+		{"-ab", &c.AtoB, pick(f.rate, f.rateAB), pick(f.burst, f.burstAB), pick(f.limit, f.limitAB), pick(f.loss, f.lossAB)},
+		{"-ba", &c.BtoA, pick(f.rate, f.rateBA), pick(f.burst, f.burstBA), pick(f.limit, f.limitBA), pick(f.loss, f.lossBA)},
+	} {
+		if d.s.RateBps, err = ParseRate(d.rate); err != nil {
+			return Config{}, fmt.Errorf("--rate%s: %w", d.suffix, err)
+		}
+		if d.s.BurstBytes, err = ParseSize(d.burst); err != nil {
+			return Config{}, fmt.Errorf("--burst%s: %w", d.suffix, err)
+		}
+		if d.limit != "" {
+			n, err := strconv.ParseUint(d.limit, 10, 32)
+			if err != nil || n == 0 {
+				return Config{}, fmt.Errorf("--limit%s: invalid queue limit %q: use a number of packets, e.g. 1000", d.suffix, d.limit)
+			}
+			d.s.LimitPackets = uint32(n)
+		}
+		if d.s.LossPercent, err = ParsePercent(d.loss); err != nil {
+			return Config{}, fmt.Errorf("--loss%s: %w", d.suffix, err)
+		}
+	}
+	if c.Delay, err = ParseDuration(f.delay); err != nil {
+		return Config{}, fmt.Errorf("--delay: %w", err)
+	}
+	if c.Jitter, err = ParseDuration(f.jitter); err != nil {
+		return Config{}, fmt.Errorf("--jitter: %w", err)
+	}
+	if c.Relay.ReorderPercent, err = ParsePercent(f.reorder); err != nil {
+		return Config{}, fmt.Errorf("--reorder: %w", err)
+	}
+	if c.Relay.ReorderGap, err = ParseDuration(f.reorderGap); err != nil {
+		return Config{}, fmt.Errorf("--reorder-gap: %w", err)
+	}
+	if c.Relay.DuplicatePercent, err = ParsePercent(f.duplicate); err != nil {
+		return Config{}, fmt.Errorf("--duplicate: %w", err)
+	}
+	c.Relay.Seed = f.seed
+	c.MTUA, c.MTUB = f.mtu, f.mtu
+	if f.mtuA != 0 {
+		c.MTUA = f.mtuA
+	}
+	if f.mtuB != 0 {
+		c.MTUB = f.mtuB
+	}
+	c.NoRPS = f.noRPS
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}

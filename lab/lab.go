@@ -1,0 +1,30 @@
+package lab
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrInUse is returned by Up when a lab of that name is already up.
+var ErrInUse = errors.New("lab name in use")
+
+// ErrNotSupported is returned when the system lacks something a lab needs
+// (a kernel feature, or Linux itself).
+var ErrNotSupported = errors.New("not supported")
+
+// Up validates cfg, checks privileges and kernel features, then builds the
+// lab: namespaces, veth pairs, addresses, routes, forwarding, RPS, qdiscs,
+// nftables rules and the relay process, and records its State. Nothing is
+// created when validation fails; on any later failure Up removes what it
+// made. Leftovers of an Up that was killed are cleared first. Up needs root
+// (CAP_NET_ADMIN and CAP_SYS_ADMIN).
+func Up(ctx context.Context, cfg Config) (*State, error) { return up(ctx, cfg) }
+
+// Down removes every namespace, link, process and file of the lab called
+// name. It is idempotent and works without state (after a crash or a
+// half-finished Up), because every name a lab uses derives from its name.
+func Down(name string) error { return down(name) }
+
+// DUTCounters reads the kernel DUT's forwarding, link, qdisc and nftables
+// counters. Counters only grow; compare two readings.
+func (s *State) DUTCounters() (DUTCounters, error) { return s.dutCounters() }

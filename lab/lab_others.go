@@ -1,0 +1,19 @@
+//go:build !linux
+
+package lab
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+)
+
+func errOS() error {
+	return fmt.Errorf("the virtual lab needs Linux network namespaces, not %s: %w", runtime.GOOS, ErrNotSupported)
+}
+
+func up(context.Context, Config) (*State, error) { return nil, errOS() }
+
+func down(string) error { return errOS() }
+
+func (s *State) dutCounters() (DUTCounters, error) { return DUTCounters{}, errOS() }
