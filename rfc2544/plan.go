@@ -2,6 +2,7 @@ package rfc2544
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -49,6 +50,13 @@ type Plan struct {
 	Bidirectional bool `json:"bidirectional,omitempty" yaml:"bidirectional,omitempty"`
 	// Flows per stream (UDP port pairs); 0 or 1 is a single flow.
 	Flows int `json:"flows,omitempty" yaml:"flows,omitempty"`
+	// NoProbe turns off the path probe. By default, before the first trial
+	// of each frame size, the runner sends a short low-rate burst (ProbeFrames
+	// frames at 1% of line rate, at least ProbeMinFPS): when not a single
+	// frame of a stream comes through, the size cannot cross the path (an
+	// MTU below the frame size) and every test at that size reports zero
+	// throughput with the reason (RFC 2544 §9.4) instead of a failed search.
+	NoProbe bool `json:"no_probe,omitempty" yaml:"no_probe"`
 
 	Trial      TrialConfig      `json:"trial" yaml:"trial"`
 	Throughput ThroughputConfig `json:"throughput" yaml:"throughput"`
@@ -67,7 +75,8 @@ type TrialConfig struct {
 	// Settle is the wait for late frames after traffic stops. RFC 2544: 2s.
 	Settle Duration `json:"settle" yaml:"settle"`
 	// Rest is the idle time between trials so the DUT settles. RFC 2544: 5s
-	// is recommended; 0 means none.
+	// is recommended (the rfc2544 profile); the quick profile has none. Zero
+	// means the profile's value, like every other field.
 	Rest Duration `json:"rest" yaml:"rest"`
 }
 
@@ -133,6 +142,10 @@ type BackToBackConfig struct {
 	// MinStepFrames is the search's resolution in frames. Default: 0.1% of
 	// the cap, at least 1.
 	MinStepFrames int64 `json:"min_step_frames" yaml:"min_step_frames"`
+	// MinStepPercent, used when MinStepFrames is zero, sets the resolution
+	// as a percentage of the cap (in frames), at least 1 frame. Defaults:
+	// 0.1 (rfc2544), 1 (quick).
+	MinStepPercent float64 `json:"min_step_percent" yaml:"min_step_percent"`
 }
 
 // RecoveryConfig parameterizes RFC 2544 §26.5.
@@ -142,4 +155,289 @@ type RecoveryConfig struct {
 	Overload Duration `json:"overload" yaml:"overload"`
 	// Recovery is how long the reduced rate runs after the change.
 	Recovery Duration `json:"recovery" yaml:"recovery"`
+}
+
+// Profiles DefaultPlan knows.
+const (
+	// ProfileRFC2544 is RFC 2544's own durations: 60 s trials, 2 s learning
+	// and settle waits, 5 s rest, latency 120 s × 20, back-to-back 2 s cap ×
+	// 50 repetitions. A full run over 7 frame sizes takes hours.
+	ProfileRFC2544 = "rfc2544"
+	// ProfileQuick is for demonstrations and labs: 1 s trials, no learning
+	// wait (the engine resolves addresses once), 0.2 s settle, no rest,
+	// throughput resolution 1%, latency 2 s × 2, frame loss in 20% steps,
+	// back-to-back 0.1 s cap × 3 repetitions at a 1% step, system recovery
+	// 2 s + 2 s. Its results are not RFC 2544 benchmarks (trials are too
+	// short) but show the shape of one in minutes: the four default tests
+	// over the 7 default sizes take about 2.5 to 3 minutes of trial time
+	// (TestQuickProfileTime measures it on SimDUTs of 10% to 100% capacity).
+	ProfileQuick = "quick"
+)
+
+// DefaultTests are the tests a plan runs when it names none.
+var DefaultTests = []Test{TestThroughput, TestLatency, TestFrameLoss, TestBackToBack}
+
+// DefaultFrameSizes are RFC 2544 §9.1's Ethernet sizes.
+var DefaultFrameSizes = []int{64, 128, 256, 512, 1024, 1280, 1518}
+
+// Limits a plan is checked against.
+const (
+	// MinFrameSize and MaxFrameSize bound Plan.FrameSizes, in bytes with FCS.
+	MinFrameSize = 64
+	MaxFrameSize = 16384
+	// MaxBurstCap is RFC 9004's longest burst send time.
+	MaxBurstCap = 30 * time.Second
+)
+
+// DefaultPlan returns the preset named profile ("rfc2544" or "quick"; ""
+// is "rfc2544") with every field set except LinkBps, which the user must give.
+func DefaultPlan(profile string) (Plan, error) {
+	s := time.Second
+	p := Plan{
+		Profile:    ProfileRFC2544,
+		Tests:      append([]Test(nil), DefaultTests...),
+		FrameSizes: append([]int(nil), DefaultFrameSizes...),
+		Trial: TrialConfig{
+			Duration: Duration(60 * s),
+			Learning: Duration(2 * s),
+			Settle:   Duration(2 * s),
+			Rest:     Duration(5 * s),
+		},
+		Throughput: ThroughputConfig{
+			Search:            SearchBinary,
+			InitialPercent:    100,
+			MinPercent:        0.1,
+			MaxPercent:        100,
+			ResolutionPercent: 0.5,
+			StepPercent:       10,
+			StartPercent:      10,
+			MaxTrials:         30,
+		},
+		Latency:    LatencyConfig{Duration: Duration(120 * s), Repetitions: 20},
+		FrameLoss:  FrameLossConfig{StepPercent: 10},
+		BackToBack: BackToBackConfig{BurstCap: Duration(2 * s), Repetitions: 50, MinStepPercent: 0.1},
+		Recovery:   RecoveryConfig{Overload: Duration(60 * s), Recovery: Duration(30 * s)},
+	}
+	switch profile {
+	case "", ProfileRFC2544:
+		return p, nil
+	case ProfileQuick:
+		ms := time.Millisecond
+		p.Profile = ProfileQuick
+		p.Trial = TrialConfig{Duration: Duration(s), Learning: 0, Settle: Duration(200 * ms), Rest: 0}
+		p.Throughput.ResolutionPercent = 1
+		p.Throughput.MaxTrials = 20
+		p.Latency = LatencyConfig{Duration: Duration(2 * s), Repetitions: 2}
+		p.FrameLoss = FrameLossConfig{StepPercent: 20}
+		p.BackToBack = BackToBackConfig{BurstCap: Duration(100 * ms), Repetitions: 3, MinStepPercent: 1}
+		p.Recovery = RecoveryConfig{Overload: Duration(2 * s), Recovery: Duration(2 * s)}
+		return p, nil
+	}
+	return Plan{}, fmt.Errorf("profile %q: unknown; use %q or %q", profile, ProfileRFC2544, ProfileQuick)
+}
+
+// WithDefaults returns p with every zero field filled from its profile
+// (Profile "" is rfc2544). Booleans keep their value: their zero is the
+// default. An unknown profile leaves p as it is, for Validate to report.
+func (p Plan) WithDefaults() Plan {
+	d, err := DefaultPlan(p.Profile)
+	if err != nil {
+		return p
+	}
+	p.Profile = d.Profile
+	if len(p.Tests) == 0 {
+		p.Tests = d.Tests
+	}
+	if len(p.FrameSizes) == 0 {
+		p.FrameSizes = d.FrameSizes
+	}
+	setD := func(v *Duration, def Duration) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	setF := func(v *float64, def float64) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	setI := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	setD(&p.Trial.Duration, d.Trial.Duration)
+	setD(&p.Trial.Learning, d.Trial.Learning)
+	setD(&p.Trial.Settle, d.Trial.Settle)
+	setD(&p.Trial.Rest, d.Trial.Rest)
+
+	t := &p.Throughput
+	if t.Search == "" {
+		t.Search = d.Throughput.Search
+	}
+	setF(&t.InitialPercent, d.Throughput.InitialPercent)
+	setF(&t.MinPercent, d.Throughput.MinPercent)
+	setF(&t.MaxPercent, d.Throughput.MaxPercent)
+	setF(&t.ResolutionPercent, d.Throughput.ResolutionPercent)
+	setF(&t.StepPercent, d.Throughput.StepPercent)
+	setF(&t.StartPercent, t.StepPercent)
+	setI(&t.MaxTrials, d.Throughput.MaxTrials)
+
+	setD(&p.Latency.Duration, d.Latency.Duration)
+	setI(&p.Latency.Repetitions, d.Latency.Repetitions)
+	setF(&p.FrameLoss.StepPercent, d.FrameLoss.StepPercent)
+	setD(&p.BackToBack.BurstCap, d.BackToBack.BurstCap)
+	setI(&p.BackToBack.Repetitions, d.BackToBack.Repetitions)
+	setF(&p.BackToBack.MinStepPercent, d.BackToBack.MinStepPercent)
+	setD(&p.Recovery.Overload, d.Recovery.Overload)
+	setD(&p.Recovery.Recovery, d.Recovery.Recovery)
+	return p
+}
+
+// Validate reports the first bad parameter of p, naming its YAML field, the
+// value and the fix. Call it on p.WithDefaults(): zero values are errors here.
+func (p Plan) Validate() error {
+	bad := func(field string, v any, fix string) error {
+		return fmt.Errorf("plan %s: %v is not valid: %s", field, v, fix)
+	}
+	if _, err := DefaultPlan(p.Profile); err != nil {
+		return fmt.Errorf("plan profile: %w", err)
+	}
+	if len(p.Tests) == 0 {
+		return bad("tests", "[]", "name at least one of throughput, latency, frame_loss, back_to_back, system_recovery")
+	}
+	seenT := map[Test]bool{}
+	for _, t := range p.Tests {
+		if !t.valid() {
+			return bad("tests", fmt.Sprintf("%q", t), "use throughput, latency, frame_loss, back_to_back or system_recovery")
+		}
+		if seenT[t] {
+			return bad("tests", fmt.Sprintf("%q", t), "each test may be named once")
+		}
+		seenT[t] = true
+	}
+	if len(p.FrameSizes) == 0 {
+		return bad("frame_sizes", "[]", "give at least one size, e.g. [64, 128, 256, 512, 1024, 1280, 1518]")
+	}
+	seenF := map[int]bool{}
+	for _, f := range p.FrameSizes {
+		if f < MinFrameSize || f > MaxFrameSize {
+			return bad("frame_sizes", f, fmt.Sprintf("a frame size is %d to %d bytes, FCS included", MinFrameSize, MaxFrameSize))
+		}
+		if seenF[f] {
+			return bad("frame_sizes", f, "each size may be listed once")
+		}
+		seenF[f] = true
+	}
+	if !(p.LinkBps > 0) || math.IsInf(p.LinkBps, 0) {
+		return bad("link_bps", p.LinkBps, "set the line rate of the tester ports in bit/s, e.g. 1e9 for 1 Gbit/s")
+	}
+	if p.Flows < 0 {
+		return bad("flows", p.Flows, "use 0 or 1 for a single flow, more to spread over UDP port pairs")
+	}
+	if p.Trial.Duration <= 0 {
+		return bad("trial.duration", p.Trial.Duration, "must be positive, e.g. 60s")
+	}
+	for _, f := range []struct {
+		name string
+		v    Duration
+	}{{"trial.learning", p.Trial.Learning}, {"trial.settle", p.Trial.Settle}, {"trial.rest", p.Trial.Rest}} {
+		if f.v < 0 {
+			return bad(f.name, f.v, "must not be negative, e.g. 2s")
+		}
+	}
+
+	t := p.Throughput
+	switch t.Search {
+	case SearchBinary, SearchStep, SearchCombo:
+	default:
+		return bad("throughput.search", fmt.Sprintf("%q", t.Search), "use binary, step or combo")
+	}
+	pct := func(field string, v float64) error {
+		if !(v > 0 && v <= 100) {
+			return bad(field, v, "a load is a percentage of line rate above 0 and at most 100")
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"throughput.min_percent", t.MinPercent},
+		{"throughput.max_percent", t.MaxPercent},
+		{"throughput.initial_percent", t.InitialPercent},
+		{"throughput.step_percent", t.StepPercent},
+		{"throughput.start_percent", t.StartPercent},
+		{"throughput.resolution_percent", t.ResolutionPercent},
+	} {
+		if err := pct(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	if t.MinPercent > t.MaxPercent {
+		return bad("throughput.min_percent", t.MinPercent, fmt.Sprintf("must not exceed max_percent (%g)", t.MaxPercent))
+	}
+	if t.InitialPercent < t.MinPercent || t.InitialPercent > t.MaxPercent {
+		return bad("throughput.initial_percent", t.InitialPercent, fmt.Sprintf("must lie in [min_percent, max_percent] = [%g, %g]", t.MinPercent, t.MaxPercent))
+	}
+	if t.StartPercent < t.MinPercent || t.StartPercent > t.MaxPercent {
+		return bad("throughput.start_percent", t.StartPercent, fmt.Sprintf("must lie in [min_percent, max_percent] = [%g, %g]", t.MinPercent, t.MaxPercent))
+	}
+	if !(t.LossTolerancePercent >= 0 && t.LossTolerancePercent < 100) {
+		return bad("throughput.loss_tolerance_percent", t.LossTolerancePercent, "use 0 for RFC 2544's zero loss, or an acceptable loss below 100, e.g. 0.1")
+	}
+	if t.MaxTrials < 1 {
+		return bad("throughput.max_trials", t.MaxTrials, "must be at least 1, e.g. 30")
+	}
+
+	if p.Latency.Duration <= 0 {
+		return bad("latency.duration", p.Latency.Duration, "must be positive, e.g. 120s")
+	}
+	if p.Latency.Repetitions < 1 {
+		return bad("latency.repetitions", p.Latency.Repetitions, "must be at least 1; RFC 2544 asks for 20")
+	}
+	if err := pct("frame_loss.step_percent", p.FrameLoss.StepPercent); err != nil {
+		return err
+	}
+	b := p.BackToBack
+	if b.BurstCap <= 0 || b.BurstCap.D() > MaxBurstCap {
+		return bad("back_to_back.burst_cap", b.BurstCap, "must be positive and at most 30s (RFC 9004); 2s is the default")
+	}
+	if b.Repetitions < 1 {
+		return bad("back_to_back.repetitions", b.Repetitions, "must be at least 1; RFC 2544 asks for 50")
+	}
+	if b.MinStepFrames < 0 {
+		return bad("back_to_back.min_step_frames", b.MinStepFrames, "must be 0 (use min_step_percent) or a positive number of frames")
+	}
+	if !(b.MinStepPercent > 0 && b.MinStepPercent < 100) {
+		return bad("back_to_back.min_step_percent", b.MinStepPercent, "must be above 0 and below 100, e.g. 0.1")
+	}
+	if p.Recovery.Overload <= 0 {
+		return bad("system_recovery.overload", p.Recovery.Overload, "must be positive; RFC 2544 asks for at least 60s")
+	}
+	if p.Recovery.Recovery <= 0 {
+		return bad("system_recovery.recovery", p.Recovery.Recovery, "must be positive, e.g. 30s")
+	}
+	return nil
+}
+
+// Streams is how many streams each trial sends: 2 when Bidirectional, else 1.
+func (p Plan) Streams() int {
+	if p.Bidirectional {
+		return 2
+	}
+	return 1
+}
+
+func (t Test) valid() bool {
+	switch t {
+	case TestThroughput, TestLatency, TestFrameLoss, TestBackToBack, TestRecovery:
+		return true
+	}
+	return false
+}
+
+// needsThroughput reports whether t runs at the measured throughput.
+func (t Test) needsThroughput() bool {
+	return t == TestLatency || t == TestBackToBack || t == TestRecovery
 }

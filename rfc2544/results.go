@@ -21,6 +21,10 @@ const (
 	TestFrameLoss  Test = "frame_loss"      // §26.3
 	TestBackToBack Test = "back_to_back"    // §26.4, RFC 9004
 	TestRecovery   Test = "system_recovery" // §26.5
+
+	// TestProbe marks the path-probe trial that precedes the first trial of
+	// each frame size (see Plan.NoProbe). It is not a test a plan can name.
+	TestProbe Test = "probe"
 )
 
 // Results is a whole run: what was planned, what ran it, and what every
@@ -45,6 +49,8 @@ type Results struct {
 	FrameLoss  []FrameLossResult  `json:"frame_loss,omitempty"`
 	BackToBack []BackToBackResult `json:"back_to_back,omitempty"`
 	Recovery   []RecoveryResult   `json:"system_recovery,omitempty"`
+	// Probes are the path probes, one per frame size tried.
+	Probes []ProbeResult `json:"probes,omitempty"`
 
 	// Error is set when the run stopped early (cancelled or failed); the
 	// results above are what finished before it.
@@ -140,6 +146,13 @@ type ThroughputResult struct {
 	// go faster: the throughput is at least FPS ("≥ X, tester-limited").
 	TesterLimited     bool   `json:"tester_limited,omitempty"`
 	TesterLimitReason string `json:"tester_limit_reason,omitempty"`
+	// Note says how a found search ended when that matters, e.g. at the
+	// trial cap before reaching the resolution.
+	Note string `json:"note,omitempty"`
+	// Incomplete is set when the run stopped during the search
+	// (Results.Error says why): Found is then false and Trials is the log
+	// so far.
+	Incomplete bool `json:"incomplete,omitempty"`
 	// Trials is the search log.
 	Trials []TrialRecord `json:"trials"`
 }
@@ -162,8 +175,16 @@ type LatencyResult struct {
 	TaggedNs     []int64 `json:"tagged_ns"`
 	TaggedMeanNs float64 `json:"tagged_mean_ns"`
 	// Summary is the all-frame statistics over every repetition.
+	// Percentiles come from merging the repetitions' cumulative buckets when
+	// they carry them; otherwise, and for PDV, the largest repetition value
+	// is reported (an upper bound).
 	Summary trials.LatencySummary `json:"summary"`
-	Trials  []TrialRecord         `json:"trials"`
+	// LostTagged counts repetitions whose tagged frame was lost; they are
+	// left out of TaggedMeanNs.
+	LostTagged int `json:"lost_tagged,omitempty"`
+	// Incomplete is set when the run stopped before every repetition ran.
+	Incomplete bool          `json:"incomplete,omitempty"`
+	Trials     []TrialRecord `json:"trials"`
 }
 
 // FrameLossPoint is one offered load of the frame loss rate curve.
@@ -179,9 +200,14 @@ type FrameLossPoint struct {
 
 // FrameLossResult is RFC 2544 §26.3 at one frame size.
 type FrameLossResult struct {
-	FrameSize int              `json:"frame_size"`
-	Points    []FrameLossPoint `json:"points"`
-	Trials    []TrialRecord    `json:"trials"`
+	FrameSize int `json:"frame_size"`
+	// Skipped is set with a reason when the size was not tested (the path
+	// probe found it cannot cross the path).
+	Skipped string           `json:"skipped,omitempty"`
+	Points  []FrameLossPoint `json:"points"`
+	// Incomplete is set when the run stopped before the sweep ended.
+	Incomplete bool          `json:"incomplete,omitempty"`
+	Trials     []TrialRecord `json:"trials"`
 }
 
 // BackToBackResult is RFC 2544 §26.4 with RFC 9004 at one frame size.
@@ -205,6 +231,11 @@ type BackToBackResult struct {
 	// AtCap flags results at the cap: the DUT buffered the longest burst
 	// tried, so the true value is unknown (RFC 9004 §6).
 	AtCap bool `json:"at_cap,omitempty"`
+	// TesterLimited is set when a burst could not be sent at line rate; the
+	// repetition stopped there and its value is a lower bound.
+	TesterLimited bool `json:"tester_limited,omitempty"`
+	// Incomplete is set when the run stopped before every repetition ran.
+	Incomplete bool `json:"incomplete,omitempty"`
 	// ThroughputFPS is the measured throughput the correction uses.
 	ThroughputFPS float64 `json:"throughput_fps"`
 	// ImpliedBufferS = AvgFrames / line-rate fps; CorrectedBufferS subtracts
@@ -224,7 +255,89 @@ type RecoveryResult struct {
 	RecoveryFPS float64 `json:"recovery_fps"`
 	// RecoveryS is the time from the rate change to the last lost frame;
 	// zero with Recovered false means frames were still being lost at the end.
-	RecoveryS float64       `json:"recovery_s"`
-	Recovered bool          `json:"recovered"`
-	Trials    []TrialRecord `json:"trials"`
+	RecoveryS float64 `json:"recovery_s"`
+	Recovered bool    `json:"recovered"`
+	// Note explains a result that is not a plain recovery time, e.g. no
+	// frame lost during the overload, or a tester-limited overload.
+	Note string `json:"note,omitempty"`
+	// Incomplete is set when the run stopped during the trial.
+	Incomplete bool          `json:"incomplete,omitempty"`
+	Trials     []TrialRecord `json:"trials"`
+}
+
+// ProbeResult is the path probe of one frame size (see Plan.NoProbe).
+type ProbeResult struct {
+	FrameSize int `json:"frame_size"`
+	// Passed is true when at least one frame of every stream came through.
+	Passed bool `json:"passed"`
+	// Reason says why a size failed; every test reports it.
+	Reason string      `json:"reason,omitempty"`
+	Trial  TrialRecord `json:"trial"`
+}
+
+// TrialTime is the tester time the run's trials take on a real engine:
+// per trial its learning wait, traffic (duration, or burst length at its
+// rate), settle wait, and the plan's rest between trials. For a run on
+// SimDUT it is what the same run would cost on real ports.
+func (r *Results) TrialTime() time.Duration {
+	var n int
+	var d time.Duration
+	add := func(recs []TrialRecord) {
+		for _, t := range recs {
+			n++
+			d += specTime(t.Result.Spec)
+		}
+	}
+	for _, p := range r.Probes {
+		add([]TrialRecord{p.Trial})
+	}
+	for _, x := range r.Throughput {
+		add(x.Trials)
+	}
+	for _, x := range r.Latency {
+		add(x.Trials)
+	}
+	for _, x := range r.FrameLoss {
+		add(x.Trials)
+	}
+	for _, x := range r.BackToBack {
+		add(x.Trials)
+	}
+	for _, x := range r.Recovery {
+		add(x.Trials)
+	}
+	if n > 1 {
+		d += time.Duration(n-1) * r.Plan.Trial.Rest.D()
+	}
+	return d
+}
+
+// Trials counts the trials of every procedure, probes included.
+func (r *Results) Trials() int {
+	n := len(r.Probes)
+	for _, x := range r.Throughput {
+		n += len(x.Trials)
+	}
+	for _, x := range r.Latency {
+		n += len(x.Trials)
+	}
+	for _, x := range r.FrameLoss {
+		n += len(x.Trials)
+	}
+	for _, x := range r.BackToBack {
+		n += len(x.Trials)
+	}
+	for _, x := range r.Recovery {
+		n += len(x.Trials)
+	}
+	return n
+}
+
+// specTime is the tester time of one trial: learning, traffic, settle.
+func specTime(s trials.Spec) time.Duration {
+	traffic := s.Duration
+	if s.BurstFrames > 0 && s.RateFPS > 0 {
+		traffic = time.Duration(float64(s.BurstFrames) / s.RateFPS * float64(time.Second))
+	}
+	return s.Learning + traffic + s.Settle
 }

@@ -1,0 +1,250 @@
+package rfc2544
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/rfc2544/rfc2544/framing"
+)
+
+// Throughput searches the throughput at one frame size (RFC 2544 §26.1) with
+// the plan's search mode, after the path probe of that size:
+//
+//   - binary: start at initial_percent. A passing trial moves to the midpoint
+//     between itself and the lowest failing load above it (or max_percent); a
+//     failing trial to the midpoint between itself and the highest passing
+//     load below it (or min_percent). The search stops when the highest pass
+//     and the lowest fail are within resolution_percent; if no trial has
+//     passed by then, min_percent itself is tried, and when it fails too no
+//     throughput is reported (Found false) rather than one invented.
+//   - step: from start_percent up in step_percent steps until the first
+//     failure (or max_percent); the throughput is the last pass.
+//   - combo: step, then binary between the last pass and the first failure.
+//
+// A trial passes when every stream loses at most loss_tolerance_percent.
+// A tester-limited trial is neither a pass nor a fail: when its streams lost
+// no more than the tolerance, the search stops and reports the throughput as
+// at least the best offered load so far ("≥ X, tester-limited"); when the
+// DUT lost frames with no receive-side kernel drops, the loss is the DUT's at
+// the offered load, which bounds the search from above, and the search goes
+// on below it; with kernel drops the loss cannot be blamed on either, and
+// the search stops. Every search stops at max_trials.
+func (r *Runner) Throughput(ctx context.Context, frameSize int) (ThroughputResult, error) {
+	p, err := r.prepare()
+	if err != nil {
+		return ThroughputResult{FrameSize: frameSize}, err
+	}
+	return r.throughput(ctx, p, frameSize)
+}
+
+func (r *Runner) throughput(ctx context.Context, p Plan, size int) (ThroughputResult, error) {
+	n := float64(p.Streams())
+	lr := framing.LineRateFPS(p.LinkBps, size)
+	out := ThroughputResult{FrameSize: size, LineRateFPS: lr * n}
+	pr, err := r.probe(ctx, p, size)
+	if err != nil {
+		out.Incomplete = true
+		out.Reason = "interrupted before the search: " + err.Error()
+		return out, err
+	}
+	if !pr.Passed {
+		out.Reason = pr.Reason
+		return out, nil
+	}
+	s := &search{r: r, p: p, size: size, lr: lr, out: &out}
+	err = s.run(ctx)
+	if err != nil {
+		out.Incomplete = true
+		out.Found = false
+		out.Reason = fmt.Sprintf("search interrupted after %d trials: %v", len(out.Trials), err)
+		return out, err
+	}
+	s.conclude()
+	return out, nil
+}
+
+// search is the state of one throughput search. Loads are percent of line
+// rate per stream.
+type search struct {
+	r    *Runner
+	p    Plan
+	size int
+	lr   float64
+	out  *ThroughputResult
+
+	pass               *TrialRecord // highest passing trial
+	lo, hi             float64      // highest pass, lowest fail (valid with havePass, haveFail)
+	havePass, haveFail bool
+	limited            *TrialRecord // the tester-limited trial that stopped the search
+	limitedOK          bool         // it lost no more than the tolerance
+	capped             bool
+	lastFailed         bool
+}
+
+func (s *search) run(ctx context.Context) error {
+	t := s.p.Throughput
+	switch t.Search {
+	case SearchStep, SearchCombo:
+		stop, err := s.stepUp(ctx)
+		if err != nil || stop || t.Search == SearchStep {
+			return err
+		}
+		load, ok := s.next()
+		if !ok {
+			return nil
+		}
+		return s.binary(ctx, load)
+	default:
+		return s.binary(ctx, t.InitialPercent)
+	}
+}
+
+// try runs one trial at load and updates the bounds; stop is true when the
+// search must end (trial cap, tester limit).
+func (s *search) try(ctx context.Context, load float64) (stop bool, err error) {
+	if len(s.out.Trials) >= s.p.Throughput.MaxTrials {
+		s.capped = true
+		return true, nil
+	}
+	tol := s.p.Throughput.LossTolerancePercent
+	rec, err := s.r.trial(ctx, s.p, trialReq{
+		test: TestThroughput, size: s.size, step: len(s.out.Trials) + 1,
+		intendedPercent: load, tolerance: tol, spec: s.p.spec(s.size, load/100*s.lr),
+	})
+	if err != nil {
+		return true, err
+	}
+	s.out.Trials = append(s.out.Trials, rec)
+	s.lastFailed = false
+	switch rec.Outcome {
+	case OutcomePass:
+		if !s.havePass || load > s.lo {
+			s.lo, s.pass = load, &rec
+		}
+		s.havePass = true
+	case OutcomeFail:
+		s.fail(load)
+	case OutcomeTesterLimited:
+		t := rec.Result.Totals()
+		switch {
+		case lossWithin(rec.Result, tol):
+			s.limited, s.limitedOK = &rec, true
+			return true, nil
+		case t.KernelDrops == 0:
+			// The DUT lost frames at the load the tester did offer.
+			s.fail(rec.OfferedPercent)
+		default:
+			s.limited = &rec
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (s *search) fail(load float64) {
+	if !s.haveFail || load < s.hi {
+		s.hi = load
+	}
+	s.haveFail, s.lastFailed = true, true
+}
+
+// next is the binary search's next load, or false when it is done.
+func (s *search) next() (float64, bool) {
+	t := s.p.Throughput
+	lo, hi := t.MinPercent, t.MaxPercent
+	if s.havePass {
+		lo = s.lo
+	}
+	if s.haveFail {
+		hi = s.hi
+	}
+	if hi-lo <= t.ResolutionPercent+1e-9 {
+		if !s.havePass && !(s.haveFail && s.hi <= t.MinPercent) {
+			return t.MinPercent, true // the minimum itself is still untried
+		}
+		return 0, false
+	}
+	return (lo + hi) / 2, true
+}
+
+func (s *search) binary(ctx context.Context, load float64) error {
+	for {
+		stop, err := s.try(ctx, load)
+		if err != nil || stop {
+			return err
+		}
+		var ok bool
+		if load, ok = s.next(); !ok {
+			return nil
+		}
+	}
+}
+
+// stepUp runs the step phase; stop is true when nothing is left to search.
+func (s *search) stepUp(ctx context.Context) (stop bool, err error) {
+	t := s.p.Throughput
+	load := t.StartPercent
+	for {
+		stop, err := s.try(ctx, load)
+		if err != nil || stop {
+			return true, err
+		}
+		if s.lastFailed {
+			return false, nil
+		}
+		if load >= t.MaxPercent {
+			return true, nil
+		}
+		load = math.Min(round9(load+t.StepPercent), t.MaxPercent)
+	}
+}
+
+// conclude fills the result from the search state.
+func (s *search) conclude() {
+	out, t := s.out, s.p.Throughput
+	best := s.pass
+	if s.limited != nil {
+		out.TesterLimited = true
+		out.TesterLimitReason = s.limited.TesterLimitReason
+		if s.limitedOK && (best == nil || s.limited.OfferedFPS > best.OfferedFPS) {
+			best = s.limited
+		}
+	}
+	if best == nil {
+		switch {
+		case s.limited != nil:
+			out.Reason = fmt.Sprintf("no throughput found: the tester could not reach the intended load (%s) before any trial passed", out.TesterLimitReason)
+		case s.capped:
+			out.Reason = fmt.Sprintf("no throughput found: no trial passed within the trial cap (throughput.max_trials = %d)", t.MaxTrials)
+		case t.Search == SearchStep:
+			out.Reason = fmt.Sprintf("no throughput found: the first step (%g%% of line rate) failed; lower throughput.start_percent or use search: combo", t.StartPercent)
+		default:
+			out.Reason = fmt.Sprintf("no throughput found: even the minimum load, %g%% of line rate, lost %s", t.MinPercent, lossPhrase(t.LossTolerancePercent))
+		}
+		return
+	}
+	out.Found = true
+	out.IntendedPercent = best.IntendedPercent
+	out.OfferedPercent = best.OfferedPercent
+	out.FPS = best.OfferedFPS
+	out.L1Bps = framing.L1Bps(out.FPS, s.size)
+	out.L2Bps = framing.L2Bps(out.FPS, s.size)
+	if s.capped {
+		hi := "none"
+		if s.haveFail {
+			hi = fmt.Sprintf("%.4g%%", s.hi)
+		}
+		out.Note = fmt.Sprintf("stopped at the trial cap (throughput.max_trials = %d) before the resolution was reached: highest pass %.4g%%, lowest fail %s", t.MaxTrials, s.lo, hi)
+	}
+}
+
+func lossPhrase(tol float64) string {
+	if tol == 0 {
+		return "frames"
+	}
+	return fmt.Sprintf("more than %g%% of its frames", tol)
+}
+
+// round9 rounds to 1e-9 so repeated steps of 0.1 do not drift.
+func round9(v float64) float64 { return math.Round(v*1e9) / 1e9 }
