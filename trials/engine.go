@@ -1,0 +1,240 @@
+package trials
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sort"
+	"time"
+)
+
+// PortConfig is one tester port of the raw transport. It is shaped like
+// lab.Port so a caller maps a lab's state field by field.
+type PortConfig struct {
+	// Namespace is the network namespace holding Interface (as under
+	// /run/netns); empty means the caller's namespace.
+	Namespace string `json:"namespace,omitempty"`
+	// Interface is the port's interface name. Required.
+	Interface string `json:"interface"`
+	// Addr is the tester's own IPv4 address on this port with its prefix,
+	// e.g. 198.18.1.2/24. The engine answers the DUT's ARP for it whether
+	// or not the kernel has it configured. Required for IPv4 trials.
+	Addr netip.Prefix `json:"addr"`
+	// Gateway is the DUT's IPv4 address on this side (the next hop);
+	// its MAC is learned by ARP. Required for IPv4 trials.
+	Gateway netip.Addr `json:"gateway"`
+	// Addr6 and Gateway6 are the same for IPv6 (neighbor discovery is not
+	// implemented yet: IPv6 trials return an error).
+	Addr6    netip.Prefix `json:"addr6,omitzero"`
+	Gateway6 netip.Addr   `json:"gateway6,omitzero"`
+}
+
+// Config configures an Engine. The zero value of every optional field is
+// a documented default.
+type Config struct {
+	// A and B are the two tester ports: A faces the DUT's input side
+	// (198.18.0.0/16), B its output side (198.19.0.0/16).
+	A PortConfig `json:"a"`
+	B PortConfig `json:"b"`
+	// CeilingFPS is the tester's calibrated ceiling in frames per second
+	// per port, by frame size in bytes (from Calibrate). A trial whose
+	// intended per-port rate is at or above the ceiling and which shows
+	// loss is marked tester-limited. Sizes between calibrated sizes are
+	// interpolated in bits per second. Nil means no ceiling is known.
+	CeilingFPS map[int]float64 `json:"ceiling_fps,omitempty"`
+	// MaxRateFPS is a safety cap on the intended rate of one port in
+	// frames per second (RFC 6815); a trial above it is refused before any
+	// frame is sent. Zero means no cap.
+	MaxRateFPS float64 `json:"max_rate_fps,omitempty"`
+	// ResolveTimeout bounds the ARP resolution of each gateway at Open and
+	// during learning. Zero means 3 s.
+	ResolveTimeout time.Duration `json:"resolve_timeout_ns,omitempty"`
+	// TesterLimitTolerance is the fraction by which the offered load may
+	// fall short of the intended load before the trial is marked
+	// tester-limited. Zero means 0.01 (1 %).
+	TesterLimitTolerance float64 `json:"tester_limit_tolerance,omitempty"`
+	// AllowAnyDestination permits test addresses outside the benchmark
+	// ranges 198.18.0.0/15 and 2001:2::/48 (RFC 6815). False refuses them.
+	AllowAnyDestination bool `json:"allow_any_destination,omitempty"`
+	// NoTxRing forces the plain sendto transmit path instead of
+	// PACKET_TX_RING (for comparison and for kernels without it).
+	NoTxRing bool `json:"no_tx_ring,omitempty"`
+	// Batch is the most frames handed to the kernel per transmit call.
+	// Zero means 256.
+	Batch int `json:"batch,omitempty"`
+}
+
+// Defaults.
+const (
+	DefaultResolveTimeout       = 3 * time.Second
+	DefaultTesterLimitTolerance = 0.01
+	DefaultBatch                = 256
+	// LateGrace is how long the receiver keeps counting frames after the
+	// settle wait, to report them late (they count as lost).
+	LateGrace = 100 * time.Millisecond
+)
+
+var (
+	benchNet4 = netip.MustParsePrefix("198.18.0.0/15")
+	benchNet6 = netip.MustParsePrefix("2001:2::/48")
+)
+
+func (c Config) withDefaults() Config {
+	if c.ResolveTimeout <= 0 {
+		c.ResolveTimeout = DefaultResolveTimeout
+	}
+	if c.TesterLimitTolerance <= 0 {
+		c.TesterLimitTolerance = DefaultTesterLimitTolerance
+	}
+	if c.Batch <= 0 {
+		c.Batch = DefaultBatch
+	}
+	return c
+}
+
+// Validate checks c; the error names the field, the value and the fix.
+func (c Config) Validate() error {
+	for _, p := range []struct {
+		name string
+		pc   PortConfig
+	}{{"a", c.A}, {"b", c.B}} {
+		if err := p.pc.validate(p.name, c.AllowAnyDestination); err != nil {
+			return err
+		}
+	}
+	if c.A.Namespace == c.B.Namespace && c.A.Interface == c.B.Interface {
+		return fmt.Errorf("port b interface %q: same as port a; give two different ports", c.B.Interface)
+	}
+	if c.MaxRateFPS < 0 {
+		return fmt.Errorf("max_rate_fps %g: must be 0 (no cap) or positive", c.MaxRateFPS)
+	}
+	for size, fps := range c.CeilingFPS {
+		if size <= 0 || fps <= 0 {
+			return fmt.Errorf("ceiling_fps[%d] = %g: want positive frame sizes and rates (run 'rfc2544 calibrate')", size, fps)
+		}
+	}
+	if c.TesterLimitTolerance < 0 || c.TesterLimitTolerance >= 1 {
+		return fmt.Errorf("tester_limit_tolerance %g: want a fraction in [0, 1), e.g. 0.01", c.TesterLimitTolerance)
+	}
+	if c.Batch < 0 || c.Batch > 4096 {
+		return fmt.Errorf("batch %d: want 0 (default %d) to 4096", c.Batch, DefaultBatch)
+	}
+	return nil
+}
+
+func (p PortConfig) validate(name string, anyDst bool) error {
+	if p.Interface == "" {
+		return fmt.Errorf("port %s interface: not set; give the tester port's interface name, e.g. a0", name)
+	}
+	if !p.Addr.IsValid() || !p.Addr.Addr().Is4() {
+		return fmt.Errorf("port %s addr %q: want the tester's IPv4 address with prefix, e.g. 198.18.1.2/24", name, p.Addr)
+	}
+	if !p.Gateway.IsValid() || !p.Gateway.Is4() {
+		return fmt.Errorf("port %s gateway %q: want the DUT's IPv4 address on this side, e.g. 198.18.1.1", name, p.Gateway)
+	}
+	if !anyDst && (!benchNet4.Contains(p.Addr.Addr()) || !benchNet4.Contains(p.Gateway)) {
+		return fmt.Errorf("port %s addresses %v via %v: outside the benchmark range %v (RFC 6815); use test addresses or allow any destination explicitly",
+			name, p.Addr.Addr(), p.Gateway, benchNet4)
+	}
+	if p.Addr6.IsValid() && !anyDst && !benchNet6.Contains(p.Addr6.Addr()) {
+		return fmt.Errorf("port %s addr6 %v: outside the benchmark range %v (RFC 6815)", name, p.Addr6, benchNet6)
+	}
+	return nil
+}
+
+// ceilingFor returns the calibrated ceiling for frame size f in frames per
+// second, interpolating linearly in bits per second between the nearest
+// calibrated sizes; 0 when unknown.
+func ceilingFor(c map[int]float64, f int) float64 {
+	if len(c) == 0 {
+		return 0
+	}
+	if v, ok := c[f]; ok {
+		return v
+	}
+	sizes := make([]int, 0, len(c))
+	for s := range c {
+		sizes = append(sizes, s)
+	}
+	sort.Ints(sizes)
+	if f < sizes[0] || f > sizes[len(sizes)-1] {
+		return 0 // no extrapolation
+	}
+	i := sort.SearchInts(sizes, f)
+	lo, hi := sizes[i-1], sizes[i]
+	blo, bhi := c[lo]*float64(lo), c[hi]*float64(hi)
+	b := blo + (bhi-blo)*float64(f-lo)/float64(hi-lo)
+	return b / float64(f)
+}
+
+// ErrNoAnswer is wrapped by learning errors when the DUT did not answer.
+var ErrNoAnswer = errors.New("no answer from the DUT")
+
+// GenConfig is a generator-only run on one interface (no receiver, no ARP):
+// the `rfc2544 gen` benchmark mode and a tool for calibrating peers.
+type GenConfig struct {
+	// Namespace and Interface are where frames are sent.
+	Namespace string
+	Interface string
+	// DstMAC is the frames' destination MAC. Required.
+	DstMAC net.HardwareAddr
+	// SrcIP and DstIP are the frames' addresses (benchmark ranges only,
+	// unless AllowAnyDestination).
+	SrcIP, DstIP netip.Addr
+	// DstPort is the UDP destination port; zero means 7.
+	DstPort uint16
+	// FrameSize is the RFC 2544 frame size in bytes (FCS included).
+	FrameSize int
+	// RateFPS is the intended rate; zero means as fast as possible.
+	RateFPS float64
+	// Duration is how long to send. Required.
+	Duration time.Duration
+	// AllowAnyDestination lifts the RFC 6815 address check.
+	AllowAnyDestination bool
+	// NoTxRing forces the sendto path.
+	NoTxRing bool
+	// Batch is the most frames per transmit call; zero means 256.
+	Batch int
+}
+
+// GenResult is what Generate sent.
+type GenResult struct {
+	// Sent counts frames the kernel accepted; Failed those it refused.
+	Sent, Failed uint64
+	// Seconds is the time from the first to the last frame sent.
+	Seconds float64
+	// OfferedFPS is (Sent−1)/Seconds.
+	OfferedFPS float64
+	// Paths are the kernel paths used.
+	Paths Paths
+}
+
+// CalibrationPoint is the tester's ceiling at one frame size, measured on a
+// loop (port A cabled to port B, no DUT).
+type CalibrationPoint struct {
+	// FrameSize is the RFC 2544 frame size in bytes.
+	FrameSize int `json:"frame_size"`
+	// OfferedFPS is what the generator handed to the kernel at full speed.
+	OfferedFPS float64 `json:"offered_fps"`
+	// ReceivedFPS is what the receiver counted over the same time.
+	ReceivedFPS float64 `json:"received_fps"`
+	// KernelDrops counts frames the receiving socket dropped.
+	KernelDrops uint64 `json:"kernel_drops"`
+	// CeilingFPS is the tester's ceiling: the lower of offered and
+	// received rates, so the engine flags trials at or above it.
+	CeilingFPS float64 `json:"ceiling_fps"`
+	// Paths are the kernel paths measured.
+	Paths Paths `json:"paths"`
+}
+
+// CeilingMap turns calibration points into Config.CeilingFPS.
+func CeilingMap(pts []CalibrationPoint) map[int]float64 {
+	m := map[int]float64{}
+	for _, p := range pts {
+		if p.CeilingFPS > 0 {
+			m[p.FrameSize] = p.CeilingFPS
+		}
+	}
+	return m
+}

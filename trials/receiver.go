@@ -1,0 +1,188 @@
+package trials
+
+import (
+	"encoding/binary"
+	"math"
+	"sync/atomic"
+
+	"github.com/rfc2544/rfc2544/framing"
+)
+
+// streamState is one stream of a running trial. The transmit side is owned
+// by its port's transmitter until it finishes; the receive side by the
+// receiving port's loop while the trial is attached.
+type streamState struct {
+	spec Stream
+
+	// Transmit side.
+	pacer   Pacer
+	tpls    []*framing.Template // one per flow
+	queued  uint64              // frames handed to the ring (next sequence number)
+	sent    uint64              // frames the kernel accepted
+	failed  uint64              // frames the kernel refused
+	firstNs int64               // Unix ns of the first frame's stamp; 0 = none yet
+	lastNs  int64               // Unix ns of the last frame's stamp
+	// tagSeq is the sequence number of the latency-tagged frame, set by the
+	// transmitter before that frame is handed to the kernel.
+	tagSeq atomic.Uint64
+
+	// Receive side.
+	received, reordered, duplicate, late, badLen uint64
+	win                                          seqWindow
+	lat                                          *latencyRecorder
+	taggedNs                                     int64
+}
+
+func newStreamState(s Stream) *streamState {
+	st := &streamState{spec: s, lat: newLatencyRecorder(), taggedNs: -1}
+	st.win.reset()
+	st.tagSeq.Store(math.MaxUint64)
+	return st
+}
+
+// rxTrial is what one receiving port counts during a trial.
+type rxTrial struct {
+	runID    uint8
+	frameLen int // expected captured frame length (FrameSize − 4)
+	streams  []*streamState
+	// deadlineNs is the Unix ns after which frames are late; MaxInt64
+	// while traffic runs.
+	deadlineNs atomic.Int64
+	foreign    uint64 // signed frames of this run for a stream not received here
+}
+
+func newRxTrial(runID uint8, frameSize int, streams []*streamState) *rxTrial {
+	t := &rxTrial{runID: runID, frameLen: frameSize - framing.FCSLen, streams: streams}
+	t.deadlineNs.Store(math.MaxInt64)
+	return t
+}
+
+func (t *rxTrial) lookup(id uint16) *streamState {
+	for _, s := range t.streams {
+		if s.spec.ID == id {
+			return s
+		}
+	}
+	return nil
+}
+
+// signatureOffset finds the UDP payload of an Ethernet frame truncated to
+// the capture length: IPv4 (with options) or IPv6 (no extension headers),
+// optionally behind one 802.1Q tag. ok is false for anything else.
+func signatureOffset(f []byte) (off int, ok bool) {
+	if len(f) < 14 {
+		return 0, false
+	}
+	et := binary.BigEndian.Uint16(f[12:])
+	off = 14
+	if et == etherTypeVLAN {
+		if len(f) < 18 {
+			return 0, false
+		}
+		et = binary.BigEndian.Uint16(f[16:])
+		off = 18
+	}
+	switch et {
+	case etherTypeIPv4:
+		if len(f) < off+20 || f[off]>>4 != 4 || f[off+9] != 17 {
+			return 0, false
+		}
+		off += int(f[off]&0x0f)*4 + 8
+	case etherTypeIPv6:
+		if len(f) < off+40 || f[off]>>4 != 6 || f[off+6] != 17 {
+			return 0, false
+		}
+		off += 40 + 8
+	default:
+		return 0, false
+	}
+	if off+framing.SignatureLen > len(f) {
+		return 0, false
+	}
+	return off, true
+}
+
+// frame counts one received frame: data is its captured start, origLen its
+// full length without FCS, tsNs its kernel receive time (Unix ns). It does
+// not allocate.
+func (t *rxTrial) frame(data []byte, origLen int, tsNs int64) {
+	off, ok := signatureOffset(data)
+	if !ok {
+		return
+	}
+	sig, err := framing.DecodeSignature(data[off:])
+	if err != nil || sig.RunID != t.runID {
+		return
+	}
+	s := t.lookup(sig.StreamID)
+	if s == nil {
+		t.foreign++
+		return
+	}
+	if origLen != t.frameLen && origLen != t.frameLen-framing.VLANTagLen {
+		// A frame of the wrong size (RFC 2544 §10: check lengths) is
+		// not a valid test frame; it counts as lost.
+		s.badLen++
+		return
+	}
+	if tsNs > t.deadlineNs.Load() {
+		s.late++
+		return
+	}
+	dup, reordered := s.win.mark(sig.Seq)
+	if dup {
+		s.duplicate++
+		return
+	}
+	s.received++
+	if reordered {
+		s.reordered++
+	}
+	d := tsNs - sig.TxNs
+	s.lat.record(sig.Seq, d)
+	if sig.Seq == s.tagSeq.Load() {
+		s.taggedNs = max(d, 0)
+	}
+}
+
+// result renders a finished stream.
+func (s *streamState) result(intended float64) StreamResult {
+	r := StreamResult{
+		ID:              s.spec.ID,
+		Direction:       s.spec.Direction,
+		IntendedFPS:     intended,
+		Sent:            s.sent,
+		Received:        min(s.received, s.sent),
+		Reordered:       s.reordered,
+		Duplicate:       s.duplicate,
+		Late:            s.late,
+		Latency:         s.lat.summary(),
+		TaggedLatencyNs: s.taggedNs,
+		LastLossNs:      -1,
+	}
+	r.Lost = r.Sent - r.Received
+	if s.sent > 0 && s.lastNs > s.firstNs {
+		r.TxSeconds = float64(s.lastNs-s.firstNs) / 1e9
+		if s.sent > 1 {
+			r.OfferedFPS = float64(s.sent-1) / r.TxSeconds
+		}
+	}
+	if r.Lost > 0 {
+		if m := s.win.highestMissing(s.queued); m >= 0 {
+			r.LastLossNs = int64(s.sendOffset(uint64(m), r.TxSeconds))
+		}
+	}
+	return r
+}
+
+// sendOffset is the intended send time of frame n from the first frame, in
+// ns; for an unpaced burst it is interpolated over the measured send time.
+func (s *streamState) sendOffset(n uint64, txSeconds float64) float64 {
+	if s.pacer.RateFPS > 0 {
+		return float64(s.pacer.SendTime(n))
+	}
+	if s.queued <= 1 {
+		return 0
+	}
+	return float64(n) / float64(s.queued-1) * txSeconds * 1e9
+}

@@ -1,0 +1,294 @@
+//go:build linux
+
+package trials
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/internal/afpacket"
+	"golang.org/x/sys/unix"
+)
+
+// transmitter sends the streams of one port. It runs on one goroutine locked
+// to its OS thread.
+//
+// Transmit timestamps: the clock (CLOCK_REALTIME, the clock of the kernel's
+// receive timestamps) is read once per batch, just before the batch is
+// written into the ring, and every frame of the batch carries that reading.
+// A frame's stamp is therefore at most one batch-build-and-send time (a few
+// µs at 256 frames) before it really left; when the ring was full and the
+// sender had to wait, the clock is read again after the wait.
+type transmitter struct {
+	p       *port
+	ring    *afpacket.Ring
+	streams []*streamState
+	runID   uint8
+	batch   int
+	// hardStop ends sending even if frames are still planned (the
+	// generator fell behind); 0 means none.
+	hardStop time.Duration
+	tagAfter time.Duration
+	stop     *atomic.Bool
+
+	head, tail, pending int
+	slotStream          []int32
+	slotTpl             []*framing.Template
+	buf                 []byte // sendto path
+	flowIdx             []int
+	kickErrs            uint64
+}
+
+func newTransmitter(p *port, streams []*streamState, runID uint8, batch int, stop *atomic.Bool) *transmitter {
+	t := &transmitter{p: p, ring: p.txRing, streams: streams, runID: runID, batch: batch, stop: stop,
+		flowIdx: make([]int, len(streams))}
+	if t.ring != nil {
+		if len(p.txSlotTpl) != t.ring.Frames {
+			p.txSlotTpl = make([]*framing.Template, t.ring.Frames)
+			p.txHead = 0
+		}
+		// The kernel walks the ring from where the last trial stopped.
+		t.head, t.tail = p.txHead, p.txHead
+		t.slotStream = make([]int32, t.ring.Frames)
+		t.slotTpl = p.txSlotTpl
+	} else {
+		t.buf = make([]byte, framing.MaxJumbo)
+	}
+	return t
+}
+
+// run sends until every stream's pacer is done, the hard stop passes or stop
+// is set. It returns an error only when the kernel refuses the port itself.
+func (t *transmitter) run() error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+
+	start := time.Now()
+	var err error
+	for !t.stop.Load() {
+		now := time.Now()
+		el := now.Sub(start)
+		if t.hardStop > 0 && el > t.hardStop {
+			break
+		}
+		ns := now.UnixNano()
+		wait := time.Duration(math.MaxInt64)
+		queued, active := 0, false
+		for i, s := range t.streams {
+			if s.pacer.Done(s.queued) {
+				continue
+			}
+			active = true
+			w, n := s.pacer.Pace(el, s.queued)
+			if n == 0 {
+				wait = min(wait, w)
+				continue
+			}
+			if s.firstNs == 0 {
+				s.firstNs = ns
+			}
+			if t.tagAfter > 0 && el >= t.tagAfter && s.tagSeq.Load() == math.MaxUint64 {
+				s.tagSeq.Store(s.queued)
+			}
+			if ns, err = t.queue(i, s, n, ns); err != nil {
+				break
+			}
+			queued += n
+		}
+		if err != nil || !active {
+			break
+		}
+		if queued > 0 {
+			if err = t.kick(false); err != nil {
+				break
+			}
+			t.reclaim()
+			continue
+		}
+		t.reclaim()
+		if wait > 0 && wait != time.Duration(math.MaxInt64) {
+			sleep(wait)
+		}
+	}
+	ferr := t.flush()
+	t.p.txHead = t.head
+	return errors.Join(err, ferr)
+}
+
+// sleep blocks the locked thread for d (nanosleep, timer slack 1 ns).
+func sleep(d time.Duration) {
+	ts := unix.NsecToTimespec(int64(d))
+	_ = unix.Nanosleep(&ts, nil)
+}
+
+// queue writes n frames of stream i stamped ns into the ring (or sends them
+// with sendto) and returns the stamp in force at the end (re-read when the
+// sender had to wait for ring space).
+func (t *transmitter) queue(i int, s *streamState, n int, ns int64) (int64, error) {
+	if t.ring == nil {
+		return ns, t.sendEach(s, i, n, ns)
+	}
+	r := t.ring
+	for k := 0; k < n; k++ {
+		if t.pending == r.Frames {
+			if err := t.waitRoom(); err != nil {
+				return ns, err
+			}
+			ns = time.Now().UnixNano()
+		}
+		tpl := s.tpls[t.flowIdx[i]]
+		if len(s.tpls) > 1 {
+			t.flowIdx[i] = (t.flowIdx[i] + 1) % len(s.tpls)
+		}
+		slot := t.head
+		data := r.TxData(slot)
+		sig := framing.Signature{RunID: t.runID, StreamID: s.spec.ID, Seq: s.queued, TxNs: ns}
+		var ln int
+		if t.slotTpl[slot] == tpl {
+			tpl.Stamp(data, sig) // the slot still holds this template's frame
+			ln = tpl.Len()
+		} else {
+			ln = tpl.WriteFrame(data, sig)
+			t.slotTpl[slot] = tpl
+		}
+		r.SetTxLen(slot, ln)
+		t.slotStream[slot] = int32(i)
+		r.SetStatus(slot, afpacket.StatusSendRequest)
+		s.queued++
+		s.lastNs = ns
+		t.pending++
+		t.head++
+		if t.head == r.Frames {
+			t.head = 0
+		}
+	}
+	return ns, nil
+}
+
+// sendEach is the sendto path: one syscall per frame; a frame whose send
+// fails is counted failed, never sent.
+func (t *transmitter) sendEach(s *streamState, i, n int, ns int64) error {
+	for k := 0; k < n; k++ {
+		tpl := s.tpls[t.flowIdx[i]]
+		if len(s.tpls) > 1 {
+			t.flowIdx[i] = (t.flowIdx[i] + 1) % len(s.tpls)
+		}
+		ln := tpl.WriteFrame(t.buf, framing.Signature{RunID: t.runID, StreamID: s.spec.ID, Seq: s.queued, TxNs: ns})
+		s.queued++
+		s.lastNs = ns
+		if err := t.p.tx.Send(t.buf[:ln]); err != nil {
+			if errors.Is(err, unix.ENOBUFS) || errors.Is(err, unix.EAGAIN) {
+				s.failed++
+				continue
+			}
+			s.failed++
+			return fmt.Errorf("%s: send: %w", t.p.where(), err)
+		}
+		s.sent++
+	}
+	return nil
+}
+
+// kick hands the ring's pending frames to the kernel. Transient refusals
+// (ENOBUFS: the device dropped a frame, which the kernel re-queues; EAGAIN:
+// send buffer full) leave the frames pending for the next kick.
+func (t *transmitter) kick(wait bool) error {
+	if t.ring == nil || t.pending == 0 {
+		return nil
+	}
+	err := t.p.tx.Kick(wait)
+	if err == nil || errors.Is(err, unix.ENOBUFS) || errors.Is(err, unix.EAGAIN) {
+		if err != nil {
+			t.kickErrs++
+		}
+		return nil
+	}
+	return fmt.Errorf("%s: transmit: %w", t.p.where(), err)
+}
+
+// reclaim walks completed slots from the tail, counting each frame sent (or
+// failed when the kernel marked it malformed).
+func (t *transmitter) reclaim() {
+	r := t.ring
+	if r == nil {
+		return
+	}
+	for t.pending > 0 {
+		st := r.Status(t.tail)
+		if st&(afpacket.StatusSendRequest|afpacket.StatusSending) != 0 {
+			return
+		}
+		s := t.streams[t.slotStream[t.tail]]
+		if st&afpacket.StatusWrongFormat != 0 {
+			s.failed++
+			r.SetStatus(t.tail, afpacket.StatusAvailable)
+		} else {
+			s.sent++
+		}
+		t.pending--
+		t.tail++
+		if t.tail == r.Frames {
+			t.tail = 0
+		}
+	}
+}
+
+// waitRoom kicks and waits until at least one slot is free.
+func (t *transmitter) waitRoom() error {
+	for spins := 0; t.pending == t.ring.Frames; spins++ {
+		if err := t.kick(false); err != nil {
+			return err
+		}
+		t.reclaim()
+		if t.pending < t.ring.Frames {
+			return nil
+		}
+		if spins > 16 {
+			sleep(20 * time.Microsecond)
+		}
+	}
+	return nil
+}
+
+// flush sends what is still pending and waits (up to 2 s) for the kernel to
+// release every slot. Frames it never took are withdrawn and counted failed.
+func (t *transmitter) flush() error {
+	if t.ring == nil {
+		return nil
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for t.pending > 0 && time.Now().Before(deadline) {
+		if err := t.kick(false); err != nil {
+			return err
+		}
+		t.reclaim()
+		if t.pending > 0 {
+			sleep(50 * time.Microsecond)
+		}
+	}
+	// Withdraw leftovers: no sendto is running, so the kernel will not
+	// touch slots still marked SendRequest.
+	for t.pending > 0 {
+		st := t.ring.Status(t.tail)
+		s := t.streams[t.slotStream[t.tail]]
+		if st&afpacket.StatusSending != 0 {
+			// Owned by a driver that never completed it: count it
+			// failed and leave it; the ring is unusable for this slot.
+			s.failed++
+		} else if st&afpacket.StatusSendRequest != 0 || st&afpacket.StatusWrongFormat != 0 {
+			s.failed++
+			t.ring.SetStatus(t.tail, afpacket.StatusAvailable)
+		} else {
+			s.sent++
+		}
+		t.pending--
+		t.tail = (t.tail + 1) % t.ring.Frames
+	}
+	return nil
+}
