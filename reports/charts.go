@@ -1,0 +1,514 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/rfc2544"
+)
+
+// ChartKind names one chart of a results file.
+type ChartKind string
+
+// The charts of a results file, in report order.
+const (
+	// ChartThroughput is throughput (frames/s) vs frame size with the
+	// theoretical line-rate curve (RFC 2544 §26.1's graph).
+	ChartThroughput ChartKind = "throughput"
+	// ChartLatency is latency (µs: min, mean, P99, max) vs frame size.
+	ChartLatency ChartKind = "latency"
+	// ChartFrameLoss is frame loss (%) vs offered load (% of line rate), one
+	// curve per frame size (RFC 2544 §26.3's graph).
+	ChartFrameLoss ChartKind = "frame_loss"
+	// ChartLatencyCDF is the cumulative latency distribution at the
+	// throughput rate, one curve per frame size.
+	ChartLatencyCDF ChartKind = "latency_cdf"
+)
+
+// Charts lists every chart kind in report order.
+var Charts = []ChartKind{ChartThroughput, ChartLatency, ChartFrameLoss, ChartLatencyCDF}
+
+// ParseChartKind reads a chart name; '-' is accepted for '_'.
+func ParseChartKind(s string) (ChartKind, error) {
+	n := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
+	for _, k := range Charts {
+		if string(k) == n {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("unknown chart %q: want one of %s", s, joinNames(Charts))
+}
+
+// ImageFormat is a chart's file format.
+type ImageFormat string
+
+// Chart file formats.
+const (
+	SVG ImageFormat = "svg"
+	PNG ImageFormat = "png"
+)
+
+// ParseImageFormat reads "svg" or "png" (a leading dot is accepted).
+func ParseImageFormat(s string) (ImageFormat, error) {
+	switch f := ImageFormat(strings.TrimPrefix(strings.ToLower(s), ".")); f {
+	case SVG, PNG:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown image format %q: want svg or png", s)
+}
+
+// ChartWidth and ChartHeight are the size every chart is drawn at; a PNG is
+// rendered at 96 dots per inch (768 × 480 pixels).
+const (
+	ChartWidth  = 8 * vg.Inch
+	ChartHeight = 5 * vg.Inch
+)
+
+// WriteChart draws one chart of res in format. It is an error to ask for a
+// chart the results hold no data for.
+func WriteChart(w io.Writer, res *rfc2544.Results, kind ChartKind, format ImageFormat) error {
+	p, err := Chart(res, kind)
+	if err != nil {
+		return err
+	}
+	return WritePlot(w, p, format)
+}
+
+// Chart builds one chart of res as a gonum plot, for callers who want to
+// restyle or resize it before writing it with WritePlot.
+func Chart(res *rfc2544.Results, kind ChartKind) (*plot.Plot, error) {
+	switch kind {
+	case ChartThroughput:
+		return ThroughputChart(res)
+	case ChartLatency:
+		return LatencyChart(res)
+	case ChartFrameLoss:
+		return FrameLossChart(res)
+	case ChartLatencyCDF:
+		return LatencyCDFChart(res)
+	}
+	return nil, fmt.Errorf("unknown chart %q: want one of %s", kind, joinNames(Charts))
+}
+
+// AvailableCharts lists the charts res holds data for.
+func AvailableCharts(res *rfc2544.Results) []ChartKind {
+	var out []ChartKind
+	for _, k := range Charts {
+		if _, err := Chart(res, k); err == nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// WritePlot writes p at ChartWidth × ChartHeight in format.
+func WritePlot(w io.Writer, p *plot.Plot, format ImageFormat) error {
+	if _, err := ParseImageFormat(string(format)); err != nil {
+		return err
+	}
+	wt, err := p.WriterTo(ChartWidth, ChartHeight, string(format))
+	if err != nil {
+		return fmt.Errorf("render %s chart: %w", format, err)
+	}
+	if _, err := wt.WriteTo(w); err != nil {
+		return fmt.Errorf("write %s chart: %w", format, err)
+	}
+	return nil
+}
+
+// palette is ten distinguishable colours (Tableau 10), one per series.
+var palette = []color.RGBA{
+	{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255}, {148, 103, 189, 255},
+	{140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255}, {188, 189, 34, 255}, {23, 190, 207, 255},
+}
+
+func colorOf(i int) color.Color { return palette[i%len(palette)] }
+
+var sansFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// newPlot makes a plot with a title, labelled axes, a grid and sans-serif
+// text throughout.
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.Title.TextStyle.Font = font.From(sansFont, 14)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = font.From(sansFont, 12)
+		a.Tick.Label.Font = font.From(sansFont, 10)
+	}
+	p.Legend.TextStyle.Font = font.From(sansFont, 10)
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// frameSizeAxis puts frame sizes on a log axis with labelled ticks at 1518,
+// at the largest size, and at the powers of two not too close to those.
+func frameSizeAxis(a *plot.Axis, minSize, maxSize float64) {
+	a.Scale = plot.LogScale{}
+	a.Min, a.Max = minSize/1.15, maxSize*1.15
+	labelled := []float64{maxSize}
+	if 1518 >= a.Min && 1518 <= a.Max && math.Abs(math.Log2(maxSize/1518)) > 0.35 {
+		labelled = append(labelled, 1518)
+	}
+	for v := 32.0; v <= 16384; v *= 2 {
+		if v < a.Min || v > a.Max {
+			continue
+		}
+		near := false
+		for _, l := range labelled {
+			near = near || math.Abs(math.Log2(v/l)) < 0.35
+		}
+		if !near {
+			labelled = append(labelled, v)
+		}
+	}
+	slices.Sort(labelled)
+	var ticks []plot.Tick
+	for _, v := range labelled {
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.Itoa(int(v))})
+	}
+	a.Tick.Marker = plot.ConstantTicks(ticks)
+}
+
+// humanTicks labels a linear axis at a round step, five to ten labels, with
+// k and M suffixes (1.5M, not 1.5e+06).
+type humanTicks struct{}
+
+func (humanTicks) Ticks(min, max float64) []plot.Tick {
+	if !(max > min) {
+		return plot.DefaultTicks{}.Ticks(min, max)
+	}
+	raw := (max - min) / 6
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag * 10
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	var ticks []plot.Tick
+	for v := math.Ceil(min/step) * step; v <= max+step*1e-9; v += step {
+		ticks = append(ticks, plot.Tick{Value: v, Label: human(math.Round(v/step) * step)})
+		if half := v + step/2; half <= max {
+			ticks = append(ticks, plot.Tick{Value: half})
+		}
+	}
+	return ticks
+}
+
+func human(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'f', -1, 64) + "M"
+	case a >= 1e3:
+		return strconv.FormatFloat(v/1e3, 'f', -1, 64) + "k"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// logTicks labels a log axis at 1, 2 and 5 times every power of ten.
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	var ticks []plot.Tick
+	if min <= 0 || max <= min {
+		return plot.DefaultTicks{}.Ticks(min, max)
+	}
+	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
+		for m := 1.0; m < 10; m++ {
+			v := m * math.Pow(10, e)
+			if v < min || v > max {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || m == 2 || m == 5 {
+				t.Label = human(v)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
+}
+
+func line(xys plotter.XYs, c color.Color, dashed bool, glyph draw.GlyphDrawer) (*plotter.Line, *plotter.Scatter, error) {
+	l, s, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.Color, l.Width = c, vg.Points(1.5)
+	if dashed {
+		l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	}
+	s.Color = c
+	s.GlyphStyle.Shape = glyph
+	s.GlyphStyle.Radius = vg.Points(3)
+	return l, s, nil
+}
+
+// ThroughputChart plots the measured throughput of every frame size
+// (frames/s, all streams) against the theoretical line rate, with
+// tester-limited sizes (lower bounds) and sizes with no throughput marked.
+func ThroughputChart(res *rfc2544.Results) (*plot.Plot, error) {
+	if len(res.Throughput) == 0 {
+		return nil, fmt.Errorf("results hold no throughput results: the run did not include that test")
+	}
+	p := newPlot("Throughput vs frame size (RFC 2544 §26.1)", "Frame size (bytes, FCS included)",
+		fmt.Sprintf("Throughput (frames/s, %d stream(s))", streams(res)))
+	p.Y.Tick.Marker = humanTicks{}
+	p.Y.Min = 0
+	p.Legend.Top = true
+	ymax, err := addThroughput(p, res, "", 0)
+	if err != nil {
+		return nil, err
+	}
+	// Room at the top for the legend.
+	p.Y.Max = ymax * 1.3
+	return p, nil
+}
+
+// addThroughput adds one run's throughput curves, coloured from c and
+// labelled with the run's name, and returns the highest value drawn.
+func addThroughput(p *plot.Plot, res *rfc2544.Results, name string, c int) (float64, error) {
+	minSize, maxSize := math.Inf(1), 0.0
+	var found, limited, missing plotter.XYs
+	for _, r := range res.Throughput {
+		f := float64(r.FrameSize)
+		minSize, maxSize = math.Min(minSize, f), math.Max(maxSize, f)
+		switch {
+		case !r.Found:
+			missing = append(missing, plotter.XY{X: f, Y: 0})
+		case r.TesterLimited:
+			limited = append(limited, plotter.XY{X: f, Y: r.FPS})
+			found = append(found, plotter.XY{X: f, Y: r.FPS})
+		default:
+			found = append(found, plotter.XY{X: f, Y: r.FPS})
+		}
+	}
+	if pmin, pmax := p.X.Min, p.X.Max; p.X.Scale != nil && pmax > pmin && pmin > 0 {
+		minSize, maxSize = math.Min(minSize, pmin*1.15), math.Max(maxSize, pmax/1.15)
+	}
+	frameSizeAxis(&p.X, minSize, maxSize)
+	label := func(s string) string {
+		if name == "" {
+			return s
+		}
+		return name + ": " + s
+	}
+	// The theoretical curve, sampled densely between the smallest and the
+	// largest size so it shows its 1/(F+20) shape.
+	var theory plotter.XYs
+	const n = 120
+	for i := 0; i <= n; i++ {
+		f := minSize * math.Pow(maxSize/minSize, float64(i)/n)
+		theory = append(theory, plotter.XY{X: f, Y: framing.LineRateFPS(res.Plan.LinkBps, int(math.Round(f))) * float64(streams(res))})
+	}
+	tl, err := plotter.NewLine(theory)
+	if err != nil {
+		return 0, fmt.Errorf("throughput chart: %w", err)
+	}
+	tl.Color, tl.Width, tl.Dashes = colorOf(c+1), vg.Points(1.5), []vg.Length{vg.Points(6), vg.Points(3)}
+	p.Add(tl)
+	p.Legend.Add(label("theoretical line rate ("+bitRate(res.Plan.LinkBps)+")"), tl)
+	if len(res.Tester.Calibration) > 0 {
+		var cal plotter.XYs
+		for _, cp := range res.Tester.Calibration {
+			cal = append(cal, plotter.XY{X: float64(cp.FrameSize), Y: cp.CeilingFPS})
+		}
+		cl, cs, err := line(cal, color.Gray{Y: 110}, true, draw.PlusGlyph{})
+		if err != nil {
+			return 0, fmt.Errorf("throughput chart: %w", err)
+		}
+		cl.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+		p.Add(cl, cs)
+		p.Legend.Add(label("tester ceiling (calibrated)"), cl, cs)
+	}
+	if len(found) > 0 {
+		l, s, err := line(found, colorOf(c), false, draw.CircleGlyph{})
+		if err != nil {
+			return 0, fmt.Errorf("throughput chart: %w", err)
+		}
+		p.Add(l, s)
+		p.Legend.Add(label("measured throughput"), l, s)
+	}
+	if len(limited) > 0 {
+		s, err := plotter.NewScatter(limited)
+		if err != nil {
+			return 0, fmt.Errorf("throughput chart: %w", err)
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: colorOf(c), Radius: vg.Points(6), Shape: draw.TriangleGlyph{}}
+		p.Add(s)
+		p.Legend.Add(label("≥ tester-limited (lower bound)"), s)
+	}
+	if len(missing) > 0 {
+		s, err := plotter.NewScatter(missing)
+		if err != nil {
+			return 0, fmt.Errorf("throughput chart: %w", err)
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: color.RGBA{200, 0, 0, 255}, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}
+		p.Add(s)
+		p.Legend.Add(label("no throughput (not found)"), s)
+	}
+	ymax := 0.0
+	for _, xys := range []plotter.XYs{theory, found} {
+		for _, xy := range xys {
+			ymax = math.Max(ymax, xy.Y)
+		}
+	}
+	return ymax, nil
+}
+
+// LatencyChart plots latency (µs, log scale) against frame size: min, mean,
+// P99 and max of every frame timed at the throughput rate.
+func LatencyChart(res *rfc2544.Results) (*plot.Plot, error) {
+	var mins, means, p99s, maxs plotter.XYs
+	minSize, maxSize := math.Inf(1), 0.0
+	for _, r := range res.Latency {
+		s := r.Summary
+		if r.Skipped != "" || s.Count == 0 || s.MinNs <= 0 {
+			continue
+		}
+		f := float64(r.FrameSize)
+		minSize, maxSize = math.Min(minSize, f), math.Max(maxSize, f)
+		mins = append(mins, plotter.XY{X: f, Y: float64(s.MinNs) / 1e3})
+		means = append(means, plotter.XY{X: f, Y: s.MeanNs / 1e3})
+		p99s = append(p99s, plotter.XY{X: f, Y: float64(s.P99Ns) / 1e3})
+		maxs = append(maxs, plotter.XY{X: f, Y: float64(s.MaxNs) / 1e3})
+	}
+	if len(mins) == 0 {
+		return nil, fmt.Errorf("results hold no latency measurements: the run did not include the latency test, or every size was skipped")
+	}
+	p := newPlot("Latency vs frame size at the throughput rate (RFC 2544 §26.2)", "Frame size (bytes, FCS included)", "Latency (µs, log scale)")
+	frameSizeAxis(&p.X, minSize, maxSize)
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
+	// Room above the highest curve for the legend: a factor of four on a
+	// log axis.
+	ylo, yhi := math.Inf(1), 0.0
+	for _, xy := range mins {
+		ylo = math.Min(ylo, xy.Y)
+	}
+	for _, xy := range maxs {
+		yhi = math.Max(yhi, xy.Y)
+	}
+	p.Y.Min, p.Y.Max = ylo/1.5, yhi*4
+	p.Legend.Top, p.Legend.Left = true, true
+	for i, s := range []struct {
+		name  string
+		xys   plotter.XYs
+		glyph draw.GlyphDrawer
+	}{
+		{"max", maxs, draw.TriangleGlyph{}},
+		{"P99", p99s, draw.SquareGlyph{}},
+		{"mean", means, draw.CircleGlyph{}},
+		{"min", mins, draw.RingGlyph{}},
+	} {
+		l, sc, err := line(s.xys, colorOf(i), false, s.glyph)
+		if err != nil {
+			return nil, fmt.Errorf("latency chart: %w", err)
+		}
+		p.Add(l, sc)
+		p.Legend.Add(s.name, l, sc)
+	}
+	return p, nil
+}
+
+// FrameLossChart plots frame loss (%) against offered load (% of line rate)
+// for every frame size.
+func FrameLossChart(res *rfc2544.Results) (*plot.Plot, error) {
+	if len(res.FrameLoss) == 0 {
+		return nil, fmt.Errorf("results hold no frame loss results: the run did not include that test")
+	}
+	p := newPlot("Frame loss rate vs offered load (RFC 2544 §26.3)", "Offered load (% of line rate)", "Frame loss (%)")
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 100, 0, 100
+	p.X.Tick.Marker, p.Y.Tick.Marker = humanTicks{}, humanTicks{}
+	// Top left, below the 100% line a size that cannot pass draws.
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.YOffs = -vg.Points(24)
+	for i, r := range res.FrameLoss {
+		var xys plotter.XYs
+		for _, pt := range r.Points {
+			xys = append(xys, plotter.XY{X: pt.OfferedPercent, Y: pt.LossPercent})
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		l, s, err := line(xys, colorOf(i), false, draw.CircleGlyph{})
+		if err != nil {
+			return nil, fmt.Errorf("frame loss chart: %w", err)
+		}
+		p.Add(l, s)
+		p.Legend.Add(fmt.Sprintf("%d B", r.FrameSize), l, s)
+	}
+	return p, nil
+}
+
+// LatencyCDFChart plots the cumulative latency distribution (from
+// trials.LatencySummary.Buckets) at the throughput rate for every frame
+// size.
+func LatencyCDFChart(res *rfc2544.Results) (*plot.Plot, error) {
+	p := newPlot("Latency distribution at the throughput rate (CDF)", "Latency (µs, log scale)", "Frames at or below (%)")
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
+	p.Y.Min, p.Y.Max = 0, 100
+	p.Y.Tick.Marker = humanTicks{}
+	p.Legend.Top, p.Legend.Left = false, false
+	n := 0
+	for i, r := range res.Latency {
+		s := r.Summary
+		if r.Skipped != "" || s.Count == 0 || len(s.Buckets) == 0 {
+			continue
+		}
+		var xys plotter.XYs
+		for _, b := range s.Buckets {
+			if b.UpToNs <= 0 {
+				continue
+			}
+			xys = append(xys, plotter.XY{X: float64(b.UpToNs) / 1e3, Y: float64(b.Cumulative) * 100 / float64(s.Count)})
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, fmt.Errorf("latency cdf chart: %w", err)
+		}
+		l.Color, l.Width = colorOf(i), vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("%d B", r.FrameSize), l)
+		n++
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("results hold no latency distribution: the latency test did not run or recorded no histogram buckets")
+	}
+	return p, nil
+}
+
+// svgInline renders p as an SVG element for embedding in HTML: the XML
+// prolog and comments are dropped and the size becomes a viewBox so the
+// chart scales with the page.
+func svgInline(p *plot.Plot) (string, error) {
+	var b bytes.Buffer
+	if err := WritePlot(&b, p, SVG); err != nil {
+		return "", err
+	}
+	s := b.String()
+	if i := strings.Index(s, "<svg"); i >= 0 {
+		s = s[i:]
+	}
+	return s, nil
+}

@@ -1,0 +1,63 @@
+package reports
+
+import (
+	"bytes"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestGoldenHTML(t *testing.T) {
+	res := loadFixture(t, fixture1500)
+	var b bytes.Buffer
+	if err := WriteHTML(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "mtu1500.html", b.Bytes())
+	if dir := os.Getenv("REPORTS_CHART_DIR"); dir != "" {
+		os.WriteFile(dir+"/report.html", b.Bytes(), 0o644)
+	}
+}
+
+// TestHTMLSelfContained checks what makes the report one self-contained,
+// printable file: every table and chart inline, nothing fetched.
+func TestHTMLSelfContained(t *testing.T) {
+	res := loadFixture(t, fixture1500)
+	var b bytes.Buffer
+	if err := WriteHTML(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	tests := []struct {
+		name string
+		re   string
+		want int
+	}{
+		{"four inline charts", `<svg `, 4},
+		{"no scripts", `(?i)<script`, 0},
+		{"no external links or images", `(?i)<(link|img|iframe|object|embed)\b`, 0},
+		{"no URL fetches in attributes", `(?i)(src|href)="(https?:)?//`, 0},
+		{"no CSS imports or urls", `(?i)@import|url\(`, 0},
+		{"print style sheet", `@media print`, 1},
+		{"throughput section", `<h2 id="throughput">Throughput</h2>`, 1},
+		{"search log per frame size", `<h3>Throughput search log, \d+-byte frames</h3>`, 8},
+		{"tester-limited mark", `≥ 1,300,000 \(tester-limited\)`, 1},
+		{"not-found reason", `1522-byte frames exceed the path&#39;s 1500-byte MTU`, 1},
+		{"latency definition", `Latency definition: FIFO`, 1},
+		{"back-to-back section", `id="back_to_back"`, 1},
+		{"recovery section", `id="system_recovery"`, 1},
+		{"DUT in metadata", `<dt>DUT</dt><dd>Synthetic fixture`, 1},
+		{"tester paths in metadata", `<dt>Tester</dt><dd>transport raw, tx tx_ring \(qdisc bypass\), rx rx_ring</dd>`, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := len(regexp.MustCompile(tt.re).FindAllStringIndex(page, -1)); got != tt.want {
+				t.Errorf("%q occurs %d times, want %d", tt.re, got, tt.want)
+			}
+		})
+	}
+	if strings.Contains(page, "<?xml") {
+		t.Error("an inline SVG kept its XML prolog")
+	}
+}

@@ -1,0 +1,381 @@
+package reports
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rfc2544/rfc2544/rfc2544"
+)
+
+// Table names one table of a results file: the results of one test, or the
+// throughput search log. Text, CSV and HTML reports use the same names.
+type Table string
+
+// The tables of a results file, in report order.
+const (
+	TableThroughput Table = "throughput"      // RFC 2544 §26.1, one row per frame size
+	TableSearchLog  Table = "search_log"      // every throughput trial, as testers print it
+	TableLatency    Table = "latency"         // RFC 2544 §26.2
+	TableFrameLoss  Table = "frame_loss"      // RFC 2544 §26.3, offered load vs loss
+	TableBackToBack Table = "back_to_back"    // RFC 2544 §26.4, RFC 9004
+	TableRecovery   Table = "system_recovery" // RFC 2544 §26.5
+)
+
+// Tables lists every table in report order.
+var Tables = []Table{TableThroughput, TableSearchLog, TableLatency, TableFrameLoss, TableBackToBack, TableRecovery}
+
+// ParseTable reads a table name as users type it: the names of Tables, with
+// '-' accepted for '_', plus "recovery" and "b2b".
+func ParseTable(s string) (Table, error) {
+	n := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
+	switch n {
+	case "recovery":
+		return TableRecovery, nil
+	case "b2b":
+		return TableBackToBack, nil
+	case "searchlog", "search":
+		return TableSearchLog, nil
+	}
+	for _, t := range Tables {
+		if string(t) == n {
+			return t, nil
+		}
+	}
+	return "", fmt.Errorf("unknown test %q: want one of %s", s, joinNames(Tables))
+}
+
+func joinNames[T ~string](v []T) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = string(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// table is one rendered table, independent of the output format: the text
+// and HTML reports draw the same cells.
+type table struct {
+	Name   Table
+	Title  string
+	Header []string
+	// Right marks the columns whose cells align right (numbers).
+	Right []bool
+	Rows  [][]string
+	// Notes are printed under the table.
+	Notes []string
+}
+
+func newTable(name Table, title string, cols ...string) *table {
+	t := &table{Name: name, Title: title, Right: make([]bool, len(cols))}
+	for i, c := range cols {
+		// A leading '>' marks a numeric column.
+		if r, ok := strings.CutPrefix(c, ">"); ok {
+			c, t.Right[i] = r, true
+		}
+		t.Header = append(t.Header, c)
+	}
+	return t
+}
+
+func (t *table) add(cells ...string) { t.Rows = append(t.Rows, cells) }
+
+// buildTables returns the tables of res named by which, or every table when
+// which is empty. Tests with no results give no table.
+func buildTables(res *rfc2544.Results, which Table) []*table {
+	var out []*table
+	want := func(t Table) bool { return which == "" || which == t }
+	if want(TableThroughput) && len(res.Throughput) > 0 {
+		out = append(out, throughputTable(res))
+	}
+	if want(TableSearchLog) && len(res.Throughput) > 0 {
+		out = append(out, searchLogTables(res)...)
+	}
+	if want(TableLatency) && len(res.Latency) > 0 {
+		out = append(out, latencyTable(res))
+	}
+	if want(TableFrameLoss) && len(res.FrameLoss) > 0 {
+		out = append(out, frameLossTable(res))
+	}
+	if want(TableBackToBack) && len(res.BackToBack) > 0 {
+		out = append(out, backToBackTable(res))
+	}
+	if want(TableRecovery) && len(res.Recovery) > 0 {
+		out = append(out, recoveryTable(res))
+	}
+	return out
+}
+
+func throughputTable(res *rfc2544.Results) *table {
+	t := newTable(TableThroughput, "Throughput (RFC 2544 §26.1)",
+		">Frame size (B)", ">Throughput (fps)", ">Mbit/s L1", ">Mbit/s L2", ">% of line rate", ">Line rate (fps)", ">Trials", "Note")
+	limited := false
+	for _, r := range res.Throughput {
+		size, line, n := strconv.Itoa(r.FrameSize), fps(r.LineRateFPS), strconv.Itoa(len(r.Trials))
+		switch {
+		case !r.Found:
+			t.add(size, "not found", dash, dash, dash, line, n, r.Reason)
+		case r.TesterLimited:
+			limited = true
+			t.add(size, "≥ "+fps(r.FPS)+" (tester-limited)", "≥ "+mbps(r.L1Bps), "≥ "+mbps(r.L2Bps),
+				"≥ "+pct(r.OfferedPercent), line, n, "tester-limited: "+r.TesterLimitReason)
+		default:
+			t.add(size, fps(r.FPS), mbps(r.L1Bps), mbps(r.L2Bps), pct(r.OfferedPercent), line, n, "")
+		}
+	}
+	cfg := res.Plan.Throughput
+	tol := "zero loss"
+	if cfg.LossTolerancePercent > 0 {
+		tol = fmt.Sprintf("loss ≤ %g%%", cfg.LossTolerancePercent)
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf("Rates are offered loads of all %d stream(s) together on a %s link; pass criterion: %s.",
+		streams(res), bitRate(res.Plan.LinkBps), tol))
+	if limited {
+		t.Notes = append(t.Notes, "≥ X (tester-limited): the tester could not offer more; the DUT forwarded everything it was given, so its throughput is at least X.")
+	}
+	return t
+}
+
+// searchLogTables gives one search log per frame size, the table commercial
+// testers print per step.
+func searchLogTables(res *rfc2544.Results) []*table {
+	var out []*table
+	for _, r := range res.Throughput {
+		t := newTable(TableSearchLog, fmt.Sprintf("Throughput search log, %d-byte frames", r.FrameSize),
+			">Step", ">Intended (%)", ">Offered (%)", ">Offered (fps)", ">Sent", ">Received", ">Frame loss (%)",
+			">Min latency (µs)", ">Avg latency (µs)", ">Max latency (µs)", "Outcome")
+		for _, tr := range r.Trials {
+			lmin, lavg, lmax := latencyCells(tr)
+			t.add(strconv.Itoa(tr.Step), pct(tr.IntendedPercent), pct(tr.OfferedPercent), fps(tr.OfferedFPS),
+				count(tr.Sent), count(tr.Received), pct(tr.LossPercent), lmin, lavg, lmax, outcome(tr))
+		}
+		if len(r.Trials) == 0 {
+			t.Notes = append(t.Notes, "No trials recorded.")
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// latencyCells formats a trial's min/avg/max latency, or dashes when no frame
+// was timed.
+func latencyCells(tr rfc2544.TrialRecord) (string, string, string) {
+	if tr.Received == 0 {
+		return dash, dash, dash
+	}
+	return usec(float64(tr.LatencyMinNs)), usec(tr.LatencyAvgNs), usec(float64(tr.LatencyMaxNs))
+}
+
+func latencyTable(res *rfc2544.Results) *table {
+	t := newTable(TableLatency, "Latency (RFC 2544 §26.2, RFC 5481)",
+		">Frame size (B)", ">Rate (fps)", ">Rate (%)", ">Min (µs)", ">Mean (µs)", ">Max (µs)", ">P99 (µs)",
+		">P99.9 (µs)", ">PDV P99.9 (µs)", ">Tagged mean (µs)", ">Repetitions", ">Frames timed", "Note")
+	defs := map[string]bool{}
+	for _, r := range res.Latency {
+		size := strconv.Itoa(r.FrameSize)
+		if r.Skipped != "" {
+			t.add(size, dash, dash, dash, dash, dash, dash, dash, dash, dash, "0", "0", "skipped: "+r.Skipped)
+			continue
+		}
+		defs[r.Definition] = true
+		s := r.Summary
+		tagged := dash
+		if len(r.TaggedNs) > 0 {
+			tagged = usec(r.TaggedMeanNs)
+		}
+		if s.Count == 0 {
+			t.add(size, fps(r.RateFPS), pct(r.RatePercent), dash, dash, dash, dash, dash, dash, tagged,
+				strconv.Itoa(r.Repetitions), "0", "no frame was timed")
+			continue
+		}
+		t.add(size, fps(r.RateFPS), pct(r.RatePercent), usec(float64(s.MinNs)), usec(s.MeanNs), usec(float64(s.MaxNs)),
+			usec(float64(s.P99Ns)), usec(float64(s.P999Ns)), usec(float64(s.PDVP999Ns)), tagged,
+			strconv.Itoa(r.Repetitions), count(s.Count), "")
+	}
+	for _, d := range slices.Sorted(maps.Keys(defs)) {
+		if d == "" {
+			d = "not recorded"
+		}
+		t.Notes = append(t.Notes, "Latency definition: "+d+".")
+	}
+	t.Notes = append(t.Notes, "Statistics cover every timed frame of every repetition at the throughput rate; PDV is D(i) − D(min) (RFC 5481 §4.2); tagged mean averages the RFC 2544 tagged frames.")
+	return t
+}
+
+func frameLossTable(res *rfc2544.Results) *table {
+	t := newTable(TableFrameLoss, "Frame loss rate (RFC 2544 §26.3)",
+		">Frame size (B)", ">Intended (%)", ">Offered (%)", ">Offered (fps)", ">Sent", ">Received", ">Frame loss (%)", "Note")
+	for _, r := range res.FrameLoss {
+		for i, p := range r.Points {
+			size := ""
+			if i == 0 {
+				size = strconv.Itoa(r.FrameSize)
+			}
+			note := ""
+			if p.TesterLimited {
+				note = "tester-limited"
+			}
+			t.add(size, pct(p.IntendedPercent), pct(p.OfferedPercent), fps(p.OfferedFPS), count(p.Sent), count(p.Received),
+				pct(p.LossPercent), note)
+		}
+		if len(r.Points) == 0 {
+			t.add(strconv.Itoa(r.FrameSize), dash, dash, dash, dash, dash, dash, "no trials")
+		}
+	}
+	t.Notes = append(t.Notes, "Loss % = (sent − received) × 100 / sent, from frames actually sent. Tester-limited points did not reach the intended load.")
+	return t
+}
+
+func backToBackTable(res *rfc2544.Results) *table {
+	t := newTable(TableBackToBack, "Back-to-back frames (RFC 2544 §26.4, RFC 9004)",
+		">Frame size (B)", ">Avg burst (frames)", ">Min", ">Max", ">Std dev", ">Implied buffer (ms)",
+		">Corrected buffer (ms)", ">N", ">Step (frames)", ">Cap (frames)", "At cap", "Note")
+	anyCap := false
+	for _, r := range res.BackToBack {
+		size := strconv.Itoa(r.FrameSize)
+		if r.Skipped != "" {
+			t.add(size, dash, dash, dash, dash, dash, dash, "0", dash, dash, dash, "skipped: "+r.Skipped)
+			continue
+		}
+		atCap := "no"
+		if r.AtCap {
+			atCap, anyCap = "YES (invalid)", true
+		}
+		t.add(size, grouped(r.AvgFrames, 1), count(r.MinFrames), count(r.MaxFrames), grouped(r.StddevFrames, 1),
+			msec(r.ImpliedBufferS), msec(r.CorrectedBufferS), strconv.Itoa(len(r.BurstFrames)),
+			count(r.MinStepFrames), count(r.CapFrames), atCap, "")
+	}
+	t.Notes = append(t.Notes, "Implied buffer = avg burst / line-rate fps; corrected buffer = implied × (1 − throughput / line rate) (RFC 9004 §5). N is the number of repetitions.")
+	if anyCap {
+		t.Notes = append(t.Notes, "At cap: the DUT absorbed the longest burst tried, so its buffer is larger than shown; raise the burst cap (RFC 9004 §6).")
+	}
+	return t
+}
+
+func recoveryTable(res *rfc2544.Results) *table {
+	t := newTable(TableRecovery, "System recovery (RFC 2544 §26.5)",
+		">Frame size (B)", ">Overload (fps)", ">Overload (%)", ">Recovery load (fps)", ">Recovery time (ms)", "Note")
+	for _, r := range res.Recovery {
+		size := strconv.Itoa(r.FrameSize)
+		if r.Skipped != "" {
+			t.add(size, dash, dash, dash, dash, "skipped: "+r.Skipped)
+			continue
+		}
+		rt, note := msec(r.RecoveryS), ""
+		if !r.Recovered {
+			rt, note = "not recovered", "frames were still lost when the trial ended"
+		}
+		t.add(size, fps(r.OverloadFPS), pct(percentOfLine(res, r.FrameSize, r.OverloadFPS)), fps(r.RecoveryFPS), rt, note)
+	}
+	t.Notes = append(t.Notes, "Overload = min(110% of throughput, line rate); at time A the load drops to half; recovery time = last lost frame − A.")
+	return t
+}
+
+// metadata is the run's description as label/value pairs, shared by the
+// text and HTML reports.
+func metadata(res *rfc2544.Results) [][2]string {
+	var md [][2]string
+	add := func(k, v string) {
+		if v != "" {
+			md = append(md, [2]string{k, v})
+		}
+	}
+	add("Tool", orDash(res.Tool))
+	add("Schema", strconv.Itoa(res.Schema))
+	add("Started", when(res.Started))
+	add("Finished", when(res.Finished))
+	if !res.Started.IsZero() && !res.Finished.IsZero() {
+		add("Duration", res.Finished.Sub(res.Started).Round(1e9).String())
+	}
+	if res.Error != "" {
+		add("Stopped early", res.Error)
+	}
+	add("DUT", orDash(res.DUT.Description))
+	if len(res.DUT.Settings) > 0 {
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(res.DUT.Settings)) {
+			kv = append(kv, k+"="+res.DUT.Settings[k])
+		}
+		add("DUT settings", strings.Join(kv, "; "))
+	}
+	tester := res.Tester
+	add("Tester", testerLine(tester))
+	if tester.Host != "" || tester.Kernel != "" {
+		add("Tester host", strings.TrimSpace(tester.Host+" "+tester.Kernel))
+	}
+	add("Timestamps", orDash(tester.Paths.Timestamps))
+	if len(tester.Calibration) > 0 {
+		var c []string
+		for _, p := range tester.Calibration {
+			c = append(c, fmt.Sprintf("%d B %s fps", p.FrameSize, fps(p.CeilingFPS)))
+		}
+		add("Tester ceiling", strings.Join(c, "; "))
+	} else {
+		add("Tester ceiling", "not calibrated")
+	}
+	p := res.Plan
+	ip := "IPv4/UDP"
+	if p.IPv6 {
+		ip = "IPv6/UDP"
+	}
+	dir := "unidirectional (A->B)"
+	if p.Bidirectional {
+		dir = "bidirectional (A->B and B->A)"
+	}
+	flows := ""
+	if p.Flows > 1 {
+		flows = fmt.Sprintf(", %d flows per stream", p.Flows)
+	}
+	add("Plan", fmt.Sprintf("profile %s; tests %s", orDash(p.Profile), joinNames(p.Tests)))
+	add("Traffic", fmt.Sprintf("%s link, %s, %s%s", bitRate(p.LinkBps), ip, dir, flows))
+	add("Frame sizes", joinInts(p.FrameSizes)+" bytes")
+	add("Trial", fmt.Sprintf("duration %v, learning %v, settle %v, rest %v", p.Trial.Duration, p.Trial.Learning, p.Trial.Settle, p.Trial.Rest))
+	tc := p.Throughput
+	add("Throughput search", fmt.Sprintf("%s, initial %g%%, range %g–%g%%, resolution %g%%, loss tolerance %g%%, step %g%%, max %d trials",
+		orDash(string(tc.Search)), tc.InitialPercent, tc.MinPercent, tc.MaxPercent, tc.ResolutionPercent, tc.LossTolerancePercent, tc.StepPercent, tc.MaxTrials))
+	add("Latency", fmt.Sprintf("duration %v, %d repetitions", p.Latency.Duration, p.Latency.Repetitions))
+	full := ""
+	if p.FrameLoss.FullSweep {
+		full = ", full sweep"
+	}
+	add("Frame loss", fmt.Sprintf("step %g%%%s", p.FrameLoss.StepPercent, full))
+	step := "default"
+	if p.BackToBack.MinStepFrames > 0 {
+		step = fmt.Sprintf("%d frames", p.BackToBack.MinStepFrames)
+	}
+	add("Back-to-back", fmt.Sprintf("burst cap %v, %d repetitions, min step %s", p.BackToBack.BurstCap, p.BackToBack.Repetitions, step))
+	add("System recovery", fmt.Sprintf("overload %v, recovery %v", p.Recovery.Overload, p.Recovery.Recovery))
+	return md
+}
+
+func testerLine(t rfc2544.TesterInfo) string {
+	parts := []string{"transport " + orDash(t.Transport)}
+	if t.Paths.TX != "" {
+		tx := "tx " + t.Paths.TX
+		if t.Paths.QdiscBypass {
+			tx += " (qdisc bypass)"
+		}
+		parts = append(parts, tx)
+	}
+	if t.Paths.RX != "" {
+		parts = append(parts, "rx "+t.Paths.RX)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return dash
+	}
+	return s
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
+}
