@@ -75,3 +75,20 @@ func logTable(recs []TrialRecord) string {
 	}
 	return b.String()
 }
+
+// lossyStream wraps a Tester and makes one stream lose a frame per trial.
+type lossyStream struct {
+	inner Tester
+	id    uint16
+}
+
+func (l lossyStream) Run(ctx context.Context, s trials.Spec) (trials.Result, error) {
+	res, err := l.inner.Run(ctx, s)
+	for i := range res.Streams {
+		if st := &res.Streams[i]; st.ID == l.id && st.Received > 0 {
+			st.Received--
+			st.Lost++
+		}
+	}
+	return res, err
+}

@@ -241,7 +241,7 @@ func (s *SimDUT) stream(spec trials.Spec, st trials.Stream, capFactor float64, r
 		sr.IntendedFPS = r
 		sent = float64(spec.BurstFrames)
 	}
-	sr.Sent = uint64(math.Round(sent))
+	sr.Sent = uint64(math.Floor(sent + 1e-6)) // whole frames, never above the rate
 	sr.TxSeconds = tx
 	sr.OfferedFPS = float64(sr.Sent) / tx
 	txNs := int64(tx * 1e9)
