@@ -20,6 +20,9 @@ const (
 	exitTestError     = 1
 	exitUsage         = 2
 	exitTesterLimited = 3
+	// exitInterrupted is the shell's 128+SIGINT: the run was stopped by
+	// Ctrl-C (or SIGTERM) and wrote partial results.
+	exitInterrupted = 130
 )
 
 // usageError marks an error caused by bad input: exit code 2.
@@ -44,7 +47,20 @@ func register(name, summary string, run func(ctx context.Context, args []string,
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	finished := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			// The first Ctrl-C cancels ctx: the current trial stops, partial
+			// results are written, a temporary lab is removed. Restoring
+			// the default handling makes a second Ctrl-C exit at once.
+			stop()
+			fmt.Fprintln(os.Stderr, "\nrfc2544: interrupted: stopping the current trial, writing partial results and cleaning up; press Ctrl-C again to exit at once")
+		case <-finished:
+		}
+	}()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	close(finished)
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
 }
@@ -58,6 +74,8 @@ func exitCode(err error, stderr io.Writer) int {
 	switch {
 	case errors.As(err, &ue):
 		return exitUsage
+	case errors.Is(err, errInterrupted):
+		return exitInterrupted
 	case errors.Is(err, errTesterLimited):
 		return exitTesterLimited
 	}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// dryRun prints the effective plan and what the run would do, and sends
+// nothing. The output is itself a plan file (the rest are YAML comments), or
+// JSON with --json.
+func dryRun(_ context.Context, s *runSetup, stdout io.Writer) error {
+	if s.flags.json {
+		out := struct {
+			Transport string   `json:"transport"`
+			LineBps   float64  `json:"line_bps"`
+			CapBps    float64  `json:"max_rate_bps"`
+			Ports     []string `json:"ports,omitempty"`
+			Lab       string   `json:"lab,omitempty"`
+			Out       string   `json:"out"`
+			Plan      any      `json:"plan"`
+		}{s.transport, s.plan.LinkBps, s.capBps, nil, s.labName, s.out, s.plan}
+		for _, p := range s.ports {
+			out.Ports = append(out.Ports, p.describe())
+		}
+		if s.tempLab {
+			out.Lab = "temporary: " + labSummary(s.labCfg)
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# rfc2544 %s --dry-run: the effective plan; nothing was created or sent.\n", s.verb)
+	fmt.Fprintf(&b, "# transport: %s\n", s.transport)
+	switch {
+	case s.tempLab:
+		fmt.Fprintf(&b, "# lab: a temporary lab %s would be created and removed (%s)\n", s.labCfg.Name, labSummary(s.labCfg))
+	case s.labName != "":
+		fmt.Fprintf(&b, "# lab: %s\n", s.labName)
+	}
+	for _, p := range s.ports {
+		fmt.Fprintf(&b, "# %s\n", p.describe())
+	}
+	fmt.Fprintf(&b, "# line rate: %s\n", lineRateNote(s.plan.LinkBps, s.lineNote))
+	fmt.Fprintf(&b, "# rate cap: %s (%s)\n", formatBitRate(s.capBps), s.capNote)
+	fmt.Fprintf(&b, "# output folder: %s\n", s.out)
+	y, err := planYAML(s.plan)
+	if err != nil {
+		return err
+	}
+	b.Write(y)
+	_, err = io.WriteString(stdout, b.String())
+	return err
+}

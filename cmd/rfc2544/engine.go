@@ -1,0 +1,24 @@
+package main
+
+import (
+	"context"
+
+	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/trials"
+)
+
+// engine is the raw traffic engine as the run uses it.
+type engine interface {
+	rfc2544.Tester
+	Close() error
+}
+
+// openEngine opens the raw engine (trials.Open): both ports, their
+// receivers, and ARP resolution of the DUT on each side.
+var openEngine = func(ctx context.Context, cfg trials.Config) (engine, error) {
+	e, err := trials.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rfc2544/rfc2544/reports"
+	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/trials"
+)
+
+// errInterrupted marks a run stopped by Ctrl-C or SIGTERM: exit code 130.
+var errInterrupted = errors.New("interrupted")
+
+// openedTester is what openTester returns.
+type openedTester struct {
+	tester rfc2544.Tester
+	// dut describes the device under test for the results.
+	dut rfc2544.DUTInfo
+	// close releases the tester and removes a temporary lab; it reports
+	// what it did on the log writer it was given.
+	close func()
+}
+
+// execute runs a checked setup: opens the journal and the tester, runs the
+// plan, writes the results and reports.
+func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
+	f := s.flags
+	logw := stderr
+	if f.quiet {
+		logw = io.Discard
+	}
+	if err := os.MkdirAll(s.out, 0o755); err != nil {
+		return usagef("--out %s: cannot create the folder: %v", s.out, err)
+	}
+
+	// The journal, before the first trial.
+	var j *journal
+	var replay []rfc2544.TrialRecord
+	started := time.Now().UTC()
+	var err error
+	if s.resume != nil {
+		j, err = reopenJournal(filepath.Join(s.out, journalName), s.resume.ValidLen)
+		replay = s.resume.Records
+		started = s.resume.Header.Started
+	} else {
+		j, err = createJournal(s.out, journalHeader{Journal: journalVersion, Tool: toolVersion(), Started: started,
+			Verb: s.verb, Args: s.args, Plan: s.plan})
+	}
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+
+	p := s.plan
+	fmt.Fprintf(logw, "rfc2544 %s: profile %s, tests %s, frame sizes %s\n", s.verb, p.Profile, testsString(p.Tests), sizesString(p.FrameSizes))
+	fmt.Fprintf(logw, "line rate %s, percentages refer to it; rate cap %s (%s)\n", lineRateNote(p.LinkBps, s.lineNote), formatBitRate(s.capBps), s.capNote)
+	if s.resume != nil {
+		fmt.Fprintf(logw, "resuming %s: %d finished trials in the journal are not repeated\n", s.out, len(replay))
+	}
+	fmt.Fprintf(logw, "output: %s\n", s.out)
+
+	ot, err := openTester(ctx, s, logw)
+	if err != nil {
+		return err
+	}
+	defer ot.close()
+
+	rt := &replayTester{next: &capTester{next: ot.tester, capBps: s.capBps, capFlag: s.capNote}, pending: replay}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var prog *progress
+	if !f.quiet {
+		prog = newProgress(stderr, p)
+	}
+	obs := &runObserver{j: j, rt: rt, prog: prog, cancel: cancel}
+	runner := &rfc2544.Runner{
+		Tester:   rt,
+		Plan:     p,
+		Observer: obs,
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			if rt.replaying() || s.transport == transportSim {
+				// No rest between trials that are not run, or only computed.
+				return nil
+			}
+			return sleepCtx(ctx, d)
+		},
+	}
+	res, runErr := runner.Run(runCtx)
+	if prog != nil {
+		prog.done()
+	}
+	if obs.err != nil {
+		runErr = obs.err
+	}
+	if res == nil {
+		res = &rfc2544.Results{Schema: rfc2544.SchemaVersion, Plan: p}
+	}
+	res.Tool = toolVersion()
+	res.Started = started
+	if res.Tester.Transport == "" {
+		res.Tester.Transport = s.transport
+	}
+	res.Tester.Host, res.Tester.Kernel = hostAndKernel()
+	res.DUT = ot.dut
+	interrupted := runErr != nil && ctx.Err() != nil
+	if runErr != nil {
+		res.Error = runErr.Error()
+		if interrupted {
+			res.Error = "interrupted: " + res.Error
+		}
+	}
+
+	if err := writeResults(s.out, res); err != nil {
+		return errors.Join(runErr, err)
+	}
+	if f.json {
+		if err := reports.WriteJSON(stdout, res); err != nil {
+			return errors.Join(runErr, fmt.Errorf("write results to stdout: %w", err))
+		}
+	} else if err := reports.WriteTables(stdout, res); err != nil {
+		return errors.Join(runErr, fmt.Errorf("write tables: %w", err))
+	}
+	fmt.Fprintf(logw, "results: %s (journal %s)\n", filepath.Join(s.out, "results.json"), filepath.Join(s.out, journalName))
+
+	switch {
+	case interrupted:
+		return fmt.Errorf("%w: partial results in %s; continue with 'rfc2544 %s --resume %s'", errInterrupted, s.out, s.verb, s.out)
+	case runErr != nil:
+		return fmt.Errorf("%w (partial results in %s)", runErr, s.out)
+	case testerLimited(res):
+		return errTesterLimited
+	}
+	return nil
+}
+
+// runObserver journals every finished trial (not the replayed ones: they
+// are in the journal already) and reports progress. A journal that cannot be
+// written stops the run: its trials could not be resumed.
+type runObserver struct {
+	j        *journal
+	rt       *replayTester
+	prog     *progress
+	replayed int // replayed trials seen so far
+	cancel   context.CancelCauseFunc
+	err      error
+}
+
+var _ rfc2544.Observer = (*runObserver)(nil)
+
+func (o *runObserver) TrialStarted(test rfc2544.Test, frameSize, step int, intendedPercent float64, spec trials.Spec) {
+	if o.prog != nil {
+		o.prog.TrialStarted(test, frameSize, step, intendedPercent, spec)
+	}
+}
+
+func (o *runObserver) TrialFinished(rec rfc2544.TrialRecord) {
+	if o.replayed < o.rt.done {
+		o.replayed++
+	} else if o.err == nil && o.rt.lastErr == nil {
+		if err := o.j.append(rec); err != nil {
+			o.err = err
+			o.cancel(err)
+		}
+	}
+	if o.prog != nil {
+		o.prog.TrialFinished(rec)
+	}
+}
+
+// testerLimited reports whether any result is tester-limited: the tester,
+// not the DUT, set the limit.
+func testerLimited(r *rfc2544.Results) bool {
+	for _, t := range r.Throughput {
+		if t.TesterLimited {
+			return true
+		}
+	}
+	for _, b := range r.BackToBack {
+		if b.TesterLimited {
+			return true
+		}
+	}
+	return false
+}
+
+// writeResults writes results.json and report.txt into dir, each through a
+// temporary file so a reader never sees half a file.
+func writeResults(dir string, res *rfc2544.Results) error {
+	for _, out := range []struct {
+		name  string
+		write func(io.Writer, *rfc2544.Results) error
+	}{
+		{"results.json", reports.WriteJSON},
+		{"report.txt", reports.WriteTables},
+	} {
+		path := filepath.Join(dir, out.name)
+		tmp, err := os.CreateTemp(dir, "."+out.name+".*")
+		if err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		err = out.write(tmp, res)
+		if err == nil {
+			err = tmp.Sync()
+		}
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), path)
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// toolVersion is "rfc2544" plus the module version or VCS revision.
+func toolVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "rfc2544"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v = s.Value[:12]
+		}
+	}
+	if v == "" || v == "(devel)" {
+		return "rfc2544 (devel)"
+	}
+	return "rfc2544 " + v
+}
+
+func hostAndKernel() (host, kernel string) {
+	host, _ = os.Hostname()
+	var u unix.Utsname
+	if err := unix.Uname(&u); err == nil {
+		kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
+	}
+	return host, kernel
+}
+
+func testsString(ts []rfc2544.Test) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ",")
+}
+
+// sleepCtx sleeps for d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

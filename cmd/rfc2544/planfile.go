@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bytes"
+	"encoding"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/rfc2544/rfc2544/rfc2544"
+)
+
+// readPlanFile reads a YAML test plan on top of base (the profile's plan):
+// fields the file sets replace the profile's; the rest stay. Decoding is
+// strict: an unknown field, or a value of the wrong kind, is an error naming
+// the file, the line, the field and the fix.
+func readPlanFile(path string, base rfc2544.Plan) (rfc2544.Plan, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return base, usagef("--plan %s: no such file; see testdata/plans/ for examples", path)
+		}
+		return base, usagef("--plan %s: %v", path, err)
+	}
+	return parsePlan(path, b, base)
+}
+
+// planProfile returns the profile a plan file names, or "".
+func planProfile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", usagef("--plan %s: no such file; see testdata/plans/ for examples", path)
+		}
+		return "", usagef("--plan %s: %v", path, err)
+	}
+	var v struct {
+		Profile string `yaml:"profile"`
+	}
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		return "", usagef("--plan %s: not valid YAML: %v", path, cleanYAMLError(err))
+	}
+	return v.Profile, nil
+}
+
+func parsePlan(path string, b []byte, base rfc2544.Plan) (rfc2544.Plan, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return base, usagef("--plan %s: not valid YAML: %v", path, cleanYAMLError(err))
+	}
+	if len(doc.Content) == 0 {
+		return base, nil // an empty plan changes nothing
+	}
+	if err := checkNode(doc.Content[0], reflect.TypeOf(base), ""); err != nil {
+		return base, usagef("--plan %s %v", path, err)
+	}
+	p := base
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&p); err != nil && !errors.Is(err, io.EOF) {
+		return base, usagef("--plan %s: %v", path, cleanYAMLError(err))
+	}
+	return p, nil
+}
+
+func cleanYAMLError(err error) string {
+	s := strings.TrimPrefix(err.Error(), "yaml: ")
+	s = strings.ReplaceAll(s, "unmarshal errors:\n  ", "")
+	return strings.ReplaceAll(s, "\n  ", "; ")
+}
+
+var textUnmarshaler = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
+
+// checkNode checks a YAML node against the Go type t that it will decode
+// into; path is the dotted field path so far. The error starts with "line N:".
+func checkNode(n *yaml.Node, t reflect.Type, path string) error {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	field := path
+	if field == "" {
+		field = "the plan"
+	}
+	if n.Tag == "!!null" {
+		return nil // leaves the profile's value
+	}
+	if reflect.PointerTo(t).Implements(textUnmarshaler) {
+		if n.Kind != yaml.ScalarNode {
+			return fmt.Errorf("line %d: %s: want a single value, got a %s", n.Line, field, kindName(n))
+		}
+		v := reflect.New(t).Interface().(encoding.TextUnmarshaler)
+		if err := v.UnmarshalText([]byte(n.Value)); err != nil {
+			return fmt.Errorf("line %d: %s: %w", n.Line, field, err)
+		}
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return fmt.Errorf("line %d: %s: want a mapping of fields (%s), got a %s", n.Line, field, strings.Join(yamlFields(t), ", "), kindName(n))
+		}
+		fields := yamlFieldTypes(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			ft, ok := fields[k.Value]
+			if !ok {
+				where := ""
+				if path != "" {
+					where = " in " + path
+				}
+				hint := ""
+				if s := closest(k.Value, yamlFields(t)); s != "" {
+					hint = fmt.Sprintf("did you mean %q? ", s)
+				}
+				return fmt.Errorf("line %d: unknown field %q%s; %sknown fields: %s", k.Line, k.Value, where, hint, strings.Join(yamlFields(t), ", "))
+			}
+			if err := checkNode(v, ft, join(path, k.Value)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			return fmt.Errorf("line %d: %s: want a list, e.g. [%s], got a %s", n.Line, field, exampleList(t.Elem()), kindName(n))
+		}
+		for i, e := range n.Content {
+			if err := checkNode(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: %s: want a single value, got a %s", n.Line, field, kindName(n))
+	}
+	var err error
+	switch t.Kind() {
+	case reflect.Bool:
+		var b bool
+		err = n.Decode(&b)
+		if err != nil {
+			return fmt.Errorf("line %d: %s: %q is not true or false", n.Line, field, n.Value)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		var i int64
+		if err = n.Decode(&i); err != nil {
+			return fmt.Errorf("line %d: %s: %q is not a whole number, e.g. 20", n.Line, field, n.Value)
+		}
+	case reflect.Float32, reflect.Float64:
+		var f float64
+		if err = n.Decode(&f); err != nil {
+			return fmt.Errorf("line %d: %s: %q is not a number, e.g. 0.5", n.Line, field, n.Value)
+		}
+	case reflect.String:
+		if n.Tag != "!!str" && n.Tag != "" {
+			// Numbers and bools decode into strings too; names never are.
+			if _, err := strconv.ParseFloat(n.Value, 64); err == nil && t.Name() != "string" {
+				return fmt.Errorf("line %d: %s: %q is a number, want a name", n.Line, field, n.Value)
+			}
+		}
+	}
+	return nil
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("value %q", n.Value)
+	}
+	return "node"
+}
+
+func exampleList(t reflect.Type) string {
+	if t.Kind() == reflect.Int {
+		return "64, 512, 1518"
+	}
+	if t == reflect.TypeOf(rfc2544.Test("")) {
+		return "throughput, latency"
+	}
+	return "..."
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+// yamlFieldTypes maps a struct's YAML field names to their types.
+func yamlFieldTypes(t reflect.Type) map[string]reflect.Type {
+	m := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		m[name] = f.Type
+	}
+	return m
+}
+
+// yamlFields lists a struct's YAML field names in declaration order.
+func yamlFields(t reflect.Type) []string {
+	var names []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
+// closest returns the candidate within edit distance 2 of s, if any.
+func closest(s string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := editDistance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// planYAML renders a plan as YAML, the form --plan reads and --dry-run
+// prints.
+func planYAML(p rfc2544.Plan) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(p); err != nil {
+		return nil, fmt.Errorf("encode plan: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("encode plan: %w", err)
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/trials"
+)
+
+// progress reports a run as it goes, on stderr: on a terminal one live line
+// per test (rewritten in place) with the frame size, step, intended load,
+// last loss, elapsed time and an ETA; otherwise one log line per finished
+// trial. The ETA is an estimate from the plan: a search's length depends on
+// the DUT.
+type progress struct {
+	w     io.Writer
+	tty   bool
+	now   func() time.Time
+	start time.Time
+
+	plan      rfc2544.Plan
+	remaining time.Duration // estimated tester time of the segments not yet begun
+	segs      []segment
+	seg       int // index of the current segment in segs, -1 before the first
+
+	test      rfc2544.Test
+	size      int
+	step      int
+	intended  float64
+	lastLoss  string
+	segSteps  int // trials started in the current segment
+	lineShown bool
+}
+
+// segment is one test at one frame size, with its estimated trial count.
+type segment struct {
+	test   rfc2544.Test
+	size   int
+	trials int
+	each   time.Duration // estimated tester time of one trial
+}
+
+func newProgress(w io.Writer, plan rfc2544.Plan) *progress {
+	p := &progress{w: w, tty: isTerminal(w), now: time.Now, plan: plan, seg: -1}
+	p.start = p.now()
+	p.segs = estimateRun(plan)
+	for _, s := range p.segs {
+		p.remaining += time.Duration(s.trials) * s.each
+	}
+	return p
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// estimateRun lists the tests and sizes of a run in the order the Runner
+// runs them, with the trial counts a typical DUT needs.
+func estimateRun(p rfc2544.Plan) []segment {
+	trialTime := p.Trial.Learning.D() + p.Trial.Duration.D() + p.Trial.Settle.D() + p.Trial.Rest.D()
+	var segs []segment
+	probed := map[int]bool{}
+	tput := map[int]bool{}
+	for _, t := range p.Tests {
+		for _, size := range p.FrameSizes {
+			if !p.NoProbe && !probed[size] {
+				probed[size] = true
+				segs = append(segs, segment{rfc2544.TestProbe, size, 1, p.Trial.Settle.D()})
+			}
+			if (t == rfc2544.TestThroughput || t == rfc2544.TestLatency || t == rfc2544.TestBackToBack || t == rfc2544.TestRecovery) && !tput[size] {
+				tput[size] = true
+				segs = append(segs, segment{rfc2544.TestThroughput, size, searchTrials(p.Throughput), trialTime})
+			}
+			switch t {
+			case rfc2544.TestLatency:
+				segs = append(segs, segment{t, size, p.Latency.Repetitions, p.Trial.Learning.D() + p.Latency.Duration.D() + p.Trial.Settle.D() + p.Trial.Rest.D()})
+			case rfc2544.TestFrameLoss:
+				n := int(math.Ceil(100 / p.FrameLoss.StepPercent))
+				if !p.FrameLoss.FullSweep {
+					n = min(n, 3)
+				}
+				segs = append(segs, segment{t, size, n, trialTime})
+			case rfc2544.TestBackToBack:
+				steps := int(math.Ceil(math.Log2(100/max(p.BackToBack.MinStepPercent, 0.01)))) + 1
+				segs = append(segs, segment{t, size, p.BackToBack.Repetitions * steps, p.BackToBack.BurstCap.D()/2 + p.Trial.Settle.D() + p.Trial.Rest.D()})
+			case rfc2544.TestRecovery:
+				segs = append(segs, segment{t, size, 1, p.Recovery.Overload.D() + p.Recovery.Recovery.D() + p.Trial.Settle.D()})
+			}
+		}
+	}
+	return segs
+}
+
+// searchTrials estimates a throughput search's trial count.
+func searchTrials(t rfc2544.ThroughputConfig) int {
+	width := max(t.MaxPercent-t.MinPercent, t.ResolutionPercent)
+	binary := int(math.Ceil(math.Log2(width/max(t.ResolutionPercent, 0.001)))) + 1
+	var n int
+	switch t.Search {
+	case rfc2544.SearchStep:
+		n = int(math.Ceil((t.MaxPercent-t.StartPercent)/max(t.StepPercent, 0.001))) + 1
+	case rfc2544.SearchCombo:
+		n = int(math.Ceil((t.MaxPercent-t.StartPercent)/max(t.StepPercent, 0.001))) + int(math.Ceil(math.Log2(t.StepPercent/max(t.ResolutionPercent, 0.001)))) + 1
+	default:
+		n = binary
+	}
+	return max(1, min(n, t.MaxTrials))
+}
+
+// TrialStarted implements rfc2544.Observer.
+func (p *progress) TrialStarted(test rfc2544.Test, frameSize, step int, intendedPercent float64, _ trials.Spec) {
+	if test != p.test || frameSize != p.size {
+		p.advance(test, frameSize)
+	}
+	p.step, p.intended = step, intendedPercent
+	p.segSteps++
+	if p.tty {
+		p.draw()
+	}
+}
+
+// advance moves to the segment of test at frameSize.
+func (p *progress) advance(test rfc2544.Test, size int) {
+	if p.tty && p.lineShown && test != p.test {
+		fmt.Fprintln(p.w) // keep the finished test's line
+		p.lineShown = false
+	}
+	p.test, p.size, p.segSteps, p.lastLoss = test, size, 0, ""
+	for i := p.seg + 1; i < len(p.segs); i++ {
+		if p.segs[i].test == test && p.segs[i].size == size {
+			for j := p.seg + 1; j <= i; j++ {
+				p.remaining -= time.Duration(p.segs[j].trials) * p.segs[j].each
+			}
+			p.seg = i
+			return
+		}
+	}
+}
+
+// TrialFinished implements rfc2544.Observer.
+func (p *progress) TrialFinished(rec rfc2544.TrialRecord) {
+	p.lastLoss = fmt.Sprintf("%.3f%%", rec.LossPercent)
+	if p.tty {
+		p.draw()
+		return
+	}
+	var what string
+	switch {
+	case rec.BurstFrames > 0:
+		what = fmt.Sprintf("burst %d frames", rec.BurstFrames)
+	default:
+		what = fmt.Sprintf("intended %.2f%% offered %.2f%%", rec.IntendedPercent, rec.OfferedPercent)
+	}
+	outcome := string(rec.Outcome)
+	if rec.TesterLimitReason != "" {
+		outcome += " (" + rec.TesterLimitReason + ")"
+	}
+	fmt.Fprintf(p.w, "%s %dB step %d: %s, sent %d, loss %.3f%%, latency avg %s: %s [%s elapsed]\n",
+		testLabel(rec.Test), rec.FrameSize, rec.Step, what, rec.Sent, rec.LossPercent,
+		fmtNs(rec.LatencyAvgNs), outcome, p.elapsed())
+}
+
+// draw rewrites the live line.
+func (p *progress) draw() {
+	line := fmt.Sprintf("%-10s %5dB  step %-3d load %7.3f%%  last loss %-8s  elapsed %s  ETA %s",
+		testLabel(p.test), p.size, p.step, p.intended, orDash(p.lastLoss), p.elapsed(), p.eta())
+	fmt.Fprintf(p.w, "\r\x1b[K%s", line)
+	p.lineShown = true
+}
+
+// done ends the live line.
+func (p *progress) done() {
+	if p.tty && p.lineShown {
+		fmt.Fprintln(p.w)
+		p.lineShown = false
+	}
+}
+
+func (p *progress) elapsed() string {
+	return p.now().Sub(p.start).Round(time.Second).String()
+}
+
+// eta is the estimated time left: the rest of the current segment plus the
+// segments not begun.
+func (p *progress) eta() string {
+	left := p.remaining
+	if p.seg >= 0 && p.seg < len(p.segs) {
+		s := p.segs[p.seg]
+		left += time.Duration(max(s.trials-p.segSteps, 0)) * s.each
+	}
+	return "~" + left.Round(time.Second).String()
+}
+
+func testLabel(t rfc2544.Test) string {
+	switch t {
+	case rfc2544.TestFrameLoss:
+		return "loss"
+	case rfc2544.TestBackToBack:
+		return "b2b"
+	case rfc2544.TestRecovery:
+		return "recovery"
+	}
+	return string(t)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func fmtNs(ns float64) string {
+	if ns <= 0 {
+		return "-"
+	}
+	return time.Duration(ns).Round(time.Microsecond / 10).String()
+}
+
+// lineRateNote formats the line rate for the run's header.
+func lineRateNote(bps float64, note string) string {
+	s := formatBitRate(bps)
+	if note != "" {
+		s += " (" + note + ")"
+	}
+	return s
+}

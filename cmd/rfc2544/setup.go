@@ -1,0 +1,444 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/rfc2544"
+)
+
+// jumboSizes are what --jumbo adds: the RFC 5180 sizes a 9000-byte MTU path
+// carries (9216 needs MTU 9198; ask for it with --sizes).
+var jumboSizes = []int{2048, 4096, 8192, 9018}
+
+// setupRun checks every flag and the plan, and resolves the ports, without
+// creating or sending anything.
+func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*runSetup, error) {
+	s := &runSetup{verb: verb, flags: f, args: args}
+	if f.resume != "" {
+		for name := range f.set() {
+			if !slices.Contains(resumeFlags, name) {
+				return nil, usagef("--%s with --resume: a resumed run takes every setting from its journal; drop --%s", name, name)
+			}
+		}
+		jc, err := readJournal(filepath.Join(f.resume, journalName))
+		if err != nil {
+			return nil, err
+		}
+		if jc.Header.Verb != verb {
+			return nil, usagef("--resume %s: that run was 'rfc2544 %s'; resume it with 'rfc2544 %s --resume %s'", f.resume, jc.Header.Verb, jc.Header.Verb, f.resume)
+		}
+		// The journaled command line gives the ports; the plan is the
+		// journal's, as it was.
+		orig, err := parseRunArgs(verb, fixed, jc.Header.Args)
+		if err != nil {
+			return nil, fmt.Errorf("--resume %s: the journaled command line no longer parses: %w", f.resume, err)
+		}
+		orig.json, orig.quiet, orig.resume, orig.out = f.json, f.quiet, f.resume, f.resume
+		s.flags, f = orig, orig
+		s.resume = jc
+		s.args = jc.Header.Args
+	}
+	set := f.set()
+
+	// Transport and ports.
+	s.transport = f.transport
+	if s.transport == "" {
+		s.transport = transportRaw
+	}
+	switch s.transport {
+	case transportRaw, transportSim:
+	case transportUDP:
+		return nil, usagef("--transport udp: not available yet; the UDP transport (kernel sockets, any routed path) arrives in a later issue. " +
+			"Use --transport raw with two ports or --lab, or --transport sim to try the tool")
+	default:
+		return nil, usagef("--transport %q: unknown; use raw (AF_PACKET on two ports), udp (coming) or sim (simulated DUT, no root)", s.transport)
+	}
+	var labSet []string
+	for _, n := range labSettingFlags {
+		if set[n] {
+			labSet = append(labSet, "--"+n)
+		}
+	}
+	portsGiven := !f.portA.empty() || !f.portB.empty()
+	switch {
+	case s.transport == transportSim:
+		if f.lab.set || portsGiven {
+			return nil, usagef("--transport sim simulates the DUT and its ports; drop --lab and --port-a/--port-b, or use --transport raw")
+		}
+		if len(labSet) > 0 {
+			return nil, usagef("%s: a lab setting, but --transport sim has no lab; drop it", labSet[0])
+		}
+	case f.lab.set && portsGiven:
+		return nil, usagef("--lab and --port-a/--port-b: choose one; the lab provides both ports")
+	case f.lab.temporary():
+		cfg, err := f.labFlags.Config(tempLabName())
+		if err != nil {
+			return nil, usageError{err}
+		}
+		s.tempLab, s.labCfg = true, cfg
+	case f.lab.set:
+		if len(labSet) > 0 {
+			return nil, usagef("%s: a setting of a temporary lab, but --lab %s names an existing one; set it with 'rfc2544 lab up', or use --lab alone", labSet[0], f.lab.name)
+		}
+		if err := lab.ValidateName(f.lab.name); err != nil {
+			return nil, usagef("--lab %s: %v", f.lab.name, err)
+		}
+		st, err := lab.Load(f.lab.name)
+		if err != nil {
+			if errors.Is(err, lab.ErrNotFound) {
+				return nil, usagef("--lab %s: no such lab is up; create it with 'rfc2544 lab up --name %s', or use --lab alone for a temporary one", f.lab.name, f.lab.name)
+			}
+			return nil, fmt.Errorf("--lab %s: %w", f.lab.name, err)
+		}
+		s.labName = f.lab.name
+		s.ports = labPorts(st)
+	case portsGiven:
+		if len(labSet) > 0 {
+			return nil, usagef("%s: a setting of a temporary lab (--lab with no name); drop it", labSet[0])
+		}
+		a, err := parsePort("a", f.portA)
+		if err != nil {
+			return nil, err
+		}
+		b, err := parsePort("b", f.portB)
+		if err != nil {
+			return nil, err
+		}
+		if a.iface == b.iface && a.netns == b.netns {
+			return nil, usagef("--port-a and --port-b are both %s: the two ports must be different interfaces, one on each side of the DUT", a.iface)
+		}
+		if f.ipv6 && (!a.addr6.IsValid() || !b.addr6.IsValid()) {
+			return nil, usagef("--ipv6: give both ports IPv6 addresses with --addr6-a, --gw6-a, --addr6-b and --gw6-b")
+		}
+		if !f.ipv6 && (!a.addr.IsValid() || !b.addr.IsValid()) {
+			return nil, usagef("--addr-a and --addr-b: IPv4 test frames need both ports' IPv4 addresses (or pass --ipv6)")
+		}
+		s.ports = []portConfig{a, b}
+	default:
+		return nil, usagef("no ports: run on a lab (--lab for a temporary one, --lab NAME for one from 'rfc2544 lab up'), " +
+			"on two interfaces (--port-a IFACE --addr-a 198.18.1.2/24 --gw-a 198.18.1.1 --port-b ... ), or on the simulator (--transport sim)")
+	}
+
+	// Safety (RFC 6815), part one: addresses. The route check needs the
+	// interfaces and comes with the line rate below.
+	if err := checkDestinations(s.ports, f.allowAny); err != nil {
+		return nil, err
+	}
+
+	// The plan: profile, then plan file, then flags.
+	if s.resume != nil {
+		s.plan = s.resume.Header.Plan
+	} else {
+		p, err := buildPlan(s, fixed, set)
+		if err != nil {
+			return nil, err
+		}
+		s.plan = p
+	}
+
+	// The line rate percentages refer to, and the ports' own checks.
+	var infos []portInfo
+	for _, p := range s.ports {
+		if p.fromLab {
+			continue
+		}
+		info, err := inspectPort(p)
+		if err != nil {
+			return nil, err
+		}
+		if info.carriesDefault && !f.force {
+			return nil, usagef("--port-%s %s: carries the default route of %s, so test traffic could leave this host's network; use a dedicated test port, or pass --force if this is intended",
+				p.name, p.iface, nsName(p.netns))
+		}
+		if !info.up {
+			return nil, usagef("--port-%s %s: the interface is down; bring it up with 'ip link set %s up'", p.name, p.iface, p.iface)
+		}
+		infos = append(infos, info)
+	}
+	if s.resume == nil {
+		switch {
+		case set["line-rate"]:
+			s.lineNote = "from --line-rate"
+		case s.plan.LinkBps > 0:
+			s.lineNote = "from the plan file"
+		case s.transport == transportSim:
+			s.plan.LinkBps, s.lineNote = nominalLineRate, "nominal: the simulator has no line rate of its own; set --line-rate"
+		case s.tempLab || s.labName != "":
+			s.plan.LinkBps, s.lineNote = nominalLineRate, "nominal: the lab's veth links have no line rate of their own; set --line-rate"
+		default:
+			bps, note, err := portLineRate(s.ports, infos)
+			if err != nil {
+				return nil, err
+			}
+			s.plan.LinkBps, s.lineNote = bps, note
+		}
+		s.plan = s.plan.WithDefaults()
+		if err := s.plan.Validate(); err != nil {
+			if f.planFile != "" {
+				return nil, usagef("--plan %s: %v", f.planFile, err)
+			}
+			return nil, usageError{err}
+		}
+	} else {
+		s.lineNote = "from the journal"
+	}
+
+	// Safety, part two: the rate cap.
+	s.capBps, s.capNote = s.plan.LinkBps, "the line rate; --max-rate changes it"
+	if f.maxRate != "" {
+		bps, err := parseBitRate("--max-rate", f.maxRate)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		s.capBps, s.capNote = bps, "--max-rate"
+	}
+	if need, why := highestLoad(s.plan); need > s.capBps*(1+1e-9) {
+		return nil, usagef("--max-rate %s: below the %s the plan sends (%s); raise --max-rate, or lower --line-rate or the plan's loads",
+			formatBitRate(s.capBps), formatBitRate(need), why)
+	}
+
+	// The output folder.
+	s.out = f.out
+	if s.out == "" {
+		s.out = "rfc2544-results-" + time.Now().UTC().Format("20060102T150405Z")
+	}
+	if s.resume == nil && !f.dryRun {
+		if _, err := os.Stat(filepath.Join(s.out, journalName)); err == nil {
+			return nil, usagef("--out %s: already holds a run; continue it with --resume %s, or choose another --out", s.out, s.out)
+		}
+	}
+	return s, nil
+}
+
+func nsName(ns string) string {
+	if ns == "" {
+		return "this host"
+	}
+	return "network namespace " + ns
+}
+
+// tempLabName names a temporary lab after the process, so two runs never
+// collide and a leftover is easy to trace.
+func tempLabName() string { return fmt.Sprintf("tmp-%d", os.Getpid()) }
+
+// labPorts converts a lab's state into the run's ports.
+func labPorts(st *lab.State) []portConfig {
+	conv := func(name string, p lab.Port) portConfig {
+		return portConfig{name: name, iface: p.Interface, netns: p.Namespace, addr: p.IPv4, gateway: p.GatewayV4,
+			addr6: p.IPv6, gateway6: p.GatewayV6, fromLab: true}
+	}
+	return []portConfig{conv("a", st.A), conv("b", st.B)}
+}
+
+// portLineRate is the line rate of two explicit ports: their speed (the
+// slower one), or the nominal 1 Gbit/s for veth.
+func portLineRate(ports []portConfig, infos []portInfo) (float64, string, error) {
+	var bps float64
+	var notes []string
+	for i, info := range infos {
+		p := ports[i]
+		switch {
+		case info.driver == "veth" || info.kind == "veth":
+			notes = append(notes, fmt.Sprintf("%s is a veth: nominal 1 Gbit/s", p.iface))
+			if bps == 0 || nominalLineRate < bps {
+				bps = nominalLineRate
+			}
+		case info.speedMbps > 0:
+			v := float64(info.speedMbps) * 1e6
+			notes = append(notes, fmt.Sprintf("%s reports %s", p.iface, formatBitRate(v)))
+			if bps == 0 || v < bps {
+				bps = v
+			}
+		default:
+			return 0, "", usagef("--port-%s %s: its driver (%s) reports no link speed, so percentages would have no meaning; give the line rate with --line-rate, e.g. --line-rate 10G",
+				p.name, p.iface, orUnknown(info.driver))
+		}
+	}
+	return bps, strings.Join(notes, ", "), nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// buildPlan makes the effective plan of a new run: the profile's plan, the
+// plan file over it, the flags over both.
+func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.Plan, error) {
+	f := s.flags
+	profile := f.profile
+	if profile == "" && f.planFile != "" {
+		pp, err := planProfile(f.planFile)
+		if err != nil {
+			return rfc2544.Plan{}, err
+		}
+		profile = pp
+	}
+	if profile == "" {
+		profile = "rfc2544"
+		if s.tempLab {
+			profile = "quick"
+		}
+	}
+	p, err := profilePlan(profile)
+	if err != nil {
+		return p, err
+	}
+	if f.planFile != "" {
+		if p, err = readPlanFile(f.planFile, p); err != nil {
+			return p, err
+		}
+		p.Profile = profile
+	}
+	if fixed != nil {
+		p.Tests = fixed
+	} else if set["tests"] {
+		if p.Tests, err = parseTests(f.tests); err != nil {
+			return p, usageError{err}
+		}
+	}
+	if set["ipv6"] {
+		p.IPv6 = f.ipv6
+	}
+	if set["sizes"] {
+		if p.FrameSizes, err = parseSizes(f.sizes, p.IPv6); err != nil {
+			return p, usageError{err}
+		}
+	}
+	if f.jumbo {
+		for _, j := range jumboSizes {
+			if !slices.Contains(p.FrameSizes, j) {
+				p.FrameSizes = append(p.FrameSizes, j)
+			}
+		}
+	}
+	if set["line-rate"] {
+		if p.LinkBps, err = parseBitRate("--line-rate", f.lineRate); err != nil {
+			return p, usageError{err}
+		}
+	}
+	d := func(name string, v durationFlag, dst *rfc2544.Duration, positive bool) error {
+		if !set[name] {
+			return nil
+		}
+		if positive && v.d == 0 {
+			return usagef("--%s 0s: must be positive, e.g. --%s 10s", name, name)
+		}
+		if v.d == 0 && *dst != 0 {
+			// A zero field takes the profile's value (Plan.WithDefaults).
+			return usagef("--%s 0s: zero means the profile's value (%v in profile %s); give a small positive value such as 1ms, or use --profile quick", name, *dst, p.Profile)
+		}
+		*dst = rplan(v.d)
+		return nil
+	}
+	for _, e := range []error{
+		d("duration", f.duration, &p.Trial.Duration, true),
+		d("settle", f.settle, &p.Trial.Settle, false),
+		d("learning", f.learning, &p.Trial.Learning, false),
+		d("rest", f.rest, &p.Trial.Rest, false),
+		d("latency-duration", f.latencyDuration, &p.Latency.Duration, true),
+		d("b2b-cap", f.b2bCap, &p.BackToBack.BurstCap, true),
+	} {
+		if e != nil {
+			return p, e
+		}
+	}
+	if set["search"] {
+		switch m := rfc2544.Search(strings.ToLower(f.search)); m {
+		case rfc2544.SearchBinary, rfc2544.SearchStep, rfc2544.SearchCombo:
+			p.Throughput.Search = m
+		default:
+			return p, usagef("--search %q: unknown search mode; use binary, step or combo", f.search)
+		}
+	}
+	if set["resolution"] {
+		p.Throughput.ResolutionPercent = f.resolution.v
+	}
+	if set["loss-tolerance"] {
+		p.Throughput.LossTolerancePercent = f.lossTolerance.v
+	}
+	if set["loss-step"] {
+		p.FrameLoss.StepPercent = f.lossStep.v
+	}
+	n := func(name string, v int, dst *int, lo, hi int) error {
+		if !set[name] {
+			return nil
+		}
+		if v < lo || v > hi {
+			return usagef("--%s %d: use %d to %d", name, v, lo, hi)
+		}
+		*dst = v
+		return nil
+	}
+	for _, e := range []error{
+		n("latency-reps", f.latencyReps, &p.Latency.Repetitions, 1, 1000),
+		n("b2b-reps", f.b2bReps, &p.BackToBack.Repetitions, 1, 1000),
+		n("max-trials", f.maxTrials, &p.Throughput.MaxTrials, 1, 1000),
+		n("flows", f.flows, &p.Flows, 1, 65535),
+	} {
+		if e != nil {
+			return p, e
+		}
+	}
+	if set["bidir"] {
+		p.Bidirectional = f.bidir
+	}
+	if set["no-probe"] {
+		p.NoProbe = f.noProbe
+	}
+	return p, nil
+}
+
+// profilePlan is the plan of a named profile.
+func profilePlan(name string) (rfc2544.Plan, error) {
+	p, err := rfc2544.DefaultPlan(name)
+	if err != nil {
+		return p, usagef("--profile %q: %v", name, err)
+	}
+	return p, nil
+}
+
+// highestLoad is the highest per-port rate, in L1 bit/s, that the plan's
+// trials may ask for, and why.
+func highestLoad(p rfc2544.Plan) (float64, string) {
+	var need float64
+	var why string
+	for _, t := range p.Tests {
+		switch t {
+		case rfc2544.TestFrameLoss, rfc2544.TestBackToBack, rfc2544.TestRecovery:
+			if p.LinkBps > need {
+				need, why = p.LinkBps, fmt.Sprintf("the %s test sends at the full line rate %s", t, formatBitRate(p.LinkBps))
+			}
+		case rfc2544.TestThroughput, rfc2544.TestLatency:
+			max := p.Throughput.MaxPercent
+			if max == 0 {
+				max = 100
+			}
+			if v := p.LinkBps * max / 100; v > need {
+				need, why = v, fmt.Sprintf("the throughput search goes up to %g%% of the line rate %s", max, formatBitRate(p.LinkBps))
+			}
+		}
+	}
+	return need, why
+}
+
+// sizesString lists frame sizes for the output.
+func sizesString(sizes []int) string {
+	var b strings.Builder
+	for i, s := range sizes {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprint(&b, s)
+	}
+	return b.String()
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/trials"
+)
+
+// openTester opens the tester of a checked setup: the simulator, or the raw
+// engine on two ports (creating a temporary lab first when asked). Tests
+// replace it to count or forbid trials.
+var openTester = func(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, error) {
+	switch s.transport {
+	case transportSim:
+		return openSim(s, logw), nil
+	case transportRaw:
+		return openRaw(ctx, s, logw)
+	}
+	return openedTester{}, fmt.Errorf("transport %q: not implemented", s.transport)
+}
+
+// simDefaults describe the simulated DUT of --transport sim: a router that
+// forwards 80% of the line rate with a 256 KiB buffer, 20 µs of latency plus
+// up to 5 µs of jitter, on a 1500-byte MTU path. The --sim-* flags change
+// them.
+const (
+	simCapacityShare = 0.8
+	simBufferBytes   = 256 << 10
+	simBaseLatency   = 20 * time.Microsecond
+	simJitter        = 5 * time.Microsecond
+	simMTU           = 1500
+)
+
+// simDUT builds the simulated DUT of a setup.
+func simDUT(s *runSetup) *rfc2544.SimDUT {
+	capBps := s.plan.LinkBps * simCapacityShare
+	if s.flags.simCapacity > 0 {
+		capBps = s.flags.simCapacity
+	}
+	mtu := simMTU
+	if s.flags.simMTU > 0 {
+		mtu = s.flags.simMTU
+	}
+	return &rfc2544.SimDUT{
+		LinkBps:      s.plan.LinkBps,
+		CapacityBps:  capBps,
+		BufferBytes:  simBufferBytes,
+		BaseLatency:  simBaseLatency,
+		Jitter:       simJitter,
+		Seed:         1,
+		MaxFrameSize: mtu + framing.EthHeaderLen + framing.FCSLen,
+	}
+}
+
+func openSim(s *runSetup, logw io.Writer) openedTester {
+	d := simDUT(s)
+	desc := fmt.Sprintf("simulated DUT (not a measurement): forwards %s per direction, %d KiB buffer, %v latency + up to %v jitter, path MTU %d",
+		formatBitRate(d.CapacityBps), d.BufferBytes>>10, d.BaseLatency, d.Jitter, d.MaxFrameSize-framing.EthHeaderLen-framing.FCSLen)
+	fmt.Fprintf(logw, "transport sim: %s; trials are computed, not sent\n", desc)
+	return openedTester{
+		tester: d,
+		dut: rfc2544.DUTInfo{Description: desc, Settings: map[string]string{
+			"capacity_bps": fmt.Sprint(d.CapacityBps),
+			"buffer_bytes": fmt.Sprint(d.BufferBytes),
+			"mtu":          fmt.Sprint(d.MaxFrameSize - framing.EthHeaderLen - framing.FCSLen),
+		}},
+		close: func() {},
+	}
+}
+
+// openRaw opens the raw engine on the setup's ports, creating a temporary
+// lab first when asked. On error everything it made is removed.
+func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, error) {
+	ports := s.ports
+	dut := rfc2544.DUTInfo{}
+	var cleanups []func()
+	cleanup := func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}
+	if s.tempLab {
+		name := s.labCfg.Name
+		fmt.Fprintf(logw, "creating temporary lab %s (%s)\n", name, labSummary(s.labCfg))
+		// Registered before Up: Down clears a half-built lab too.
+		cleanups = append(cleanups, func() {
+			if err := lab.Down(name); err != nil {
+				fmt.Fprintf(logw, "rfc2544: removing temporary lab %s failed: %v; remove it with 'rfc2544 lab down --name %s'\n", name, err, name)
+				return
+			}
+			fmt.Fprintf(logw, "removed temporary lab %s\n", name)
+		})
+		st, err := lab.Up(ctx, s.labCfg)
+		if err != nil {
+			cleanup()
+			return openedTester{}, fmt.Errorf("create temporary lab %s: %w", name, err)
+		}
+		ports = labPorts(st)
+		dut = labDUT(st, true)
+	} else if s.labName != "" {
+		st, err := lab.Load(s.labName)
+		if err != nil {
+			return openedTester{}, fmt.Errorf("--lab %s: %w", s.labName, err)
+		}
+		dut = labDUT(st, false)
+	}
+	for _, p := range ports {
+		fmt.Fprintf(logw, "%s\n", p.describe())
+	}
+	if err := checkDestinations(ports, s.flags.allowAny); err != nil {
+		cleanup()
+		return openedTester{}, err
+	}
+	cfg := trials.Config{
+		A:                   enginePort(ports[0]),
+		B:                   enginePort(ports[1]),
+		MaxRateFPS:          framing.LineRateFPS(s.capBps, framing.MinEthernetFrame),
+		AllowAnyDestination: s.flags.allowAny,
+	}
+	eng, err := openEngine(ctx, cfg)
+	if err != nil {
+		cleanup()
+		return openedTester{}, fmt.Errorf("open the raw engine: %w", err)
+	}
+	cleanups = append(cleanups, func() { eng.Close() })
+	return openedTester{tester: eng, dut: dut, close: cleanup}, nil
+}
+
+func enginePort(p portConfig) trials.PortConfig {
+	return trials.PortConfig{Namespace: p.netns, Interface: p.iface, Addr: p.addr, Gateway: p.gateway, Addr6: p.addr6, Gateway6: p.gateway6}
+}
+
+// labDUT describes a lab's DUT for the results.
+func labDUT(st *lab.State, temporary bool) rfc2544.DUTInfo {
+	kind := "temporary lab"
+	if !temporary {
+		kind = "lab"
+	}
+	d := rfc2544.DUTInfo{
+		Description: fmt.Sprintf("%s %s: %s topology, %s DUT (%s)", kind, st.Name, st.Topology, st.DUT, labSummary(st.Config)),
+		Settings:    map[string]string{"lab": st.Name, "topology": st.Topology.String(), "dut": st.DUT.String()},
+	}
+	c := st.Config
+	d.Settings["mtu_a"] = fmt.Sprint(c.MTUA)
+	d.Settings["mtu_b"] = fmt.Sprint(c.MTUB)
+	if c.AtoB.RateBps > 0 {
+		d.Settings["rate_ab_bps"] = fmt.Sprint(c.AtoB.RateBps)
+	}
+	if c.BtoA.RateBps > 0 {
+		d.Settings["rate_ba_bps"] = fmt.Sprint(c.BtoA.RateBps)
+	}
+	if c.AtoB.LossPercent > 0 {
+		d.Settings["loss_ab_percent"] = fmt.Sprint(c.AtoB.LossPercent)
+	}
+	if c.FWRules > 0 {
+		d.Settings["fw_rules"] = fmt.Sprint(c.FWRules)
+	}
+	return d
+}
+
+// labSummary is a one-line description of a lab's settings.
+func labSummary(c lab.Config) string {
+	var parts []string
+	mtuA, mtuB := c.MTUA, c.MTUB
+	if mtuA == 0 {
+		mtuA = lab.DefaultMTU
+	}
+	if mtuB == 0 {
+		mtuB = lab.DefaultMTU
+	}
+	if mtuA == mtuB {
+		parts = append(parts, fmt.Sprintf("MTU %d", mtuA))
+	} else {
+		parts = append(parts, fmt.Sprintf("MTU %d/%d", mtuA, mtuB))
+	}
+	if c.AtoB.RateBps > 0 {
+		parts = append(parts, "shaped to "+lab.FormatRate(c.AtoB.RateBps))
+	} else {
+		parts = append(parts, "not shaped")
+	}
+	if c.AtoB.LossPercent > 0 {
+		parts = append(parts, fmt.Sprintf("%g%% loss", c.AtoB.LossPercent))
+	}
+	if c.FWRules > 0 {
+		parts = append(parts, fmt.Sprintf("%d firewall rules", c.FWRules))
+	}
+	sort.Strings(parts[1:])
+	return strings.Join(parts, ", ")
+}
