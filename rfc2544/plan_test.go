@@ -93,7 +93,11 @@ func TestValidate(t *testing.T) {
 		field string
 	}{
 		{"resolution negative", func(p *Plan) { p.Throughput.ResolutionPercent = -1 }, "throughput.resolution_percent"},
-		{"min above max", func(p *Plan) { p.Throughput.MinPercent = 60; p.Throughput.MaxPercent = 50; p.Throughput.InitialPercent = 50 }, "throughput.min_percent"},
+		{"min above max", func(p *Plan) {
+			p.Throughput.MinPercent = 60
+			p.Throughput.MaxPercent = 50
+			p.Throughput.InitialPercent = 50
+		}, "throughput.min_percent"},
 		{"initial below min", func(p *Plan) { p.Throughput.MinPercent = 20; p.Throughput.InitialPercent = 10 }, "throughput.initial_percent"},
 		{"initial above max", func(p *Plan) { p.Throughput.MaxPercent = 50 }, "throughput.initial_percent"},
 		{"max above 100", func(p *Plan) { p.Throughput.MaxPercent = 150 }, "throughput.max_percent"},

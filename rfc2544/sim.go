@@ -41,11 +41,12 @@ import (
 //
 // Latency of a frame = BaseLatency + serialization (F·8/LinkBps) + its
 // queueing delay (queue length ahead of it / C) + a uniform [0, Jitter)
-// draw. The statistics come from 512 frames per stream spread evenly over
-// the forwarded frames, each timed by the model (with the frame just before
-// it, for IPDV), through a streaming log-linear histogram (64 sub-buckets
-// per power of two, about 1.6% resolution): memory does not grow with the
-// trial.
+// draw. Minimum and maximum come from the model (every frame); the mean,
+// percentiles and delay variation from 512 frames per stream spread evenly
+// over the forwarded frames, each timed by the model (with the frame just
+// before it, for IPDV), through a streaming log-linear histogram (64
+// sub-buckets per power of two, about 1.6% resolution): memory does not grow
+// with the trial.
 //
 // System recovery: a plain drop-tail queue recovers at once (when the rate
 // drops below C the queue only shrinks, so the last lost frame is the last
@@ -242,6 +243,12 @@ func (s *SimDUT) stream(spec trials.Spec, st trials.Stream, capFactor float64, r
 		sent = float64(spec.BurstFrames)
 	}
 	sr.Sent = uint64(math.Floor(sent + 1e-6)) // whole frames, never above the rate
+	if sent > 0 {                             // the fluid carries exactly the frames sent
+		k := float64(sr.Sent) / sent
+		for i := range segs {
+			segs[i].rate *= k
+		}
+	}
 	sr.TxSeconds = tx
 	sr.OfferedFPS = float64(sr.Sent) / tx
 	txNs := int64(tx * 1e9)
@@ -430,6 +437,19 @@ func (s *SimDUT) latency(pieces []piece, c, base float64, received uint64) trial
 		jit += (float64(ipdv) - jit) / 16
 	}
 	l := h.summary()
+	// The sample can miss the extremes (a queue ramp of a few frames among
+	// millions): take them from the model, where every frame is seen.
+	minQ, maxQ := math.Inf(1), 0.0
+	for _, p := range pieces {
+		if p.acc > 0 {
+			minQ, maxQ = min(minQ, p.q0, p.q1), max(maxQ, p.q0, p.q1)
+		}
+	}
+	if !math.IsInf(minQ, 1) {
+		l.MinNs = min(l.MinNs, int64((base+s.queueDelay(minQ, c))*1e9))
+		l.MaxNs = max(l.MaxNs, int64((base+s.queueDelay(maxQ, c)+s.Jitter.Seconds())*1e9))
+		l.PDVP999Ns = l.P999Ns - l.MinNs
+	}
 	l.Count = received
 	l.IPDVMeanAbsNs = ipdvSum / simSamples
 	l.IPDVMaxAbsNs = ipdvMax
