@@ -36,15 +36,12 @@ func csvRows(res *rfc2544.Results, which Table) [][]string {
 	add := func(cells ...string) { rows = append(rows, cells) }
 	switch which {
 	case TableThroughput:
-		add("frame_size", "found", "tester_limited", "throughput_fps", "l1_bps", "l2_bps", "intended_percent",
-			"offered_percent", "line_rate_fps", "trials", "reason")
+		add("frame_size", "found", "tester_limited", "incomplete", "throughput_fps", "l1_bps", "l2_bps", "intended_percent",
+			"offered_percent", "line_rate_fps", "trials", "reason", "tester_limit_reason", "note")
 		for _, r := range res.Throughput {
-			reason := r.Reason
-			if r.TesterLimited {
-				reason = r.TesterLimitReason
-			}
-			add(i(r.FrameSize), b(r.Found), b(r.TesterLimited), raw(r.FPS), raw(r.L1Bps), raw(r.L2Bps),
-				raw(r.IntendedPercent), raw(r.OfferedPercent), raw(r.LineRateFPS), i(len(r.Trials)), reason)
+			add(i(r.FrameSize), b(r.Found), b(r.TesterLimited), b(r.Incomplete), raw(r.FPS), raw(r.L1Bps), raw(r.L2Bps),
+				raw(r.IntendedPercent), raw(r.OfferedPercent), raw(r.LineRateFPS), i(len(r.Trials)), r.Reason,
+				r.TesterLimitReason, r.Note)
 		}
 	case TableSearchLog:
 		add("frame_size", "step", "intended_percent", "offered_percent", "intended_fps", "offered_fps", "sent",
@@ -61,27 +58,30 @@ func csvRows(res *rfc2544.Results, which Table) [][]string {
 	case TableLatency:
 		add("frame_size", "skipped", "rate_fps", "rate_percent", "definition", "repetitions", "count", "min_ns",
 			"mean_ns", "max_ns", "p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "pdv_p99_9_ns", "ipdv_mean_abs_ns",
-			"ipdv_max_abs_ns", "jitter_ns", "tagged_mean_ns")
+			"ipdv_max_abs_ns", "jitter_ns", "tagged_mean_ns", "lost_tagged", "incomplete")
 		for _, r := range res.Latency {
 			s := r.Summary
 			add(i(r.FrameSize), r.Skipped, raw(r.RateFPS), raw(r.RatePercent), r.Definition, i(r.Repetitions),
 				u(s.Count), i64(s.MinNs), raw(s.MeanNs), i64(s.MaxNs), i64(s.P50Ns), i64(s.P90Ns), i64(s.P99Ns),
 				i64(s.P999Ns), i64(s.PDVP999Ns), raw(s.IPDVMeanAbsNs), i64(s.IPDVMaxAbsNs), raw(s.JitterNs),
-				raw(r.TaggedMeanNs))
+				raw(r.TaggedMeanNs), i(r.LostTagged), b(r.Incomplete))
 		}
 	case TableFrameLoss:
 		add("frame_size", "intended_percent", "offered_percent", "offered_fps", "sent", "received", "loss_percent",
-			"tester_limited")
+			"tester_limited", "skipped")
 		for _, r := range res.FrameLoss {
+			if r.Skipped != "" {
+				add(i(r.FrameSize), "", "", "", "", "", "", "", r.Skipped)
+			}
 			for _, p := range r.Points {
 				add(i(r.FrameSize), raw(p.IntendedPercent), raw(p.OfferedPercent), raw(p.OfferedFPS), u(p.Sent),
-					u(p.Received), raw(p.LossPercent), b(p.TesterLimited))
+					u(p.Received), raw(p.LossPercent), b(p.TesterLimited), "")
 			}
 		}
 	case TableBackToBack:
 		add("frame_size", "skipped", "rate_fps", "avg_frames", "min_frames", "max_frames", "stddev_frames",
-			"repetitions", "min_step_frames", "cap_frames", "at_cap", "throughput_fps", "implied_buffer_s",
-			"corrected_buffer_s", "burst_frames")
+			"repetitions", "min_step_frames", "cap_frames", "at_cap", "tester_limited", "incomplete", "throughput_fps",
+			"implied_buffer_s", "corrected_buffer_s", "burst_frames")
 		for _, r := range res.BackToBack {
 			bursts := make([]string, len(r.BurstFrames))
 			for k, v := range r.BurstFrames {
@@ -89,12 +89,18 @@ func csvRows(res *rfc2544.Results, which Table) [][]string {
 			}
 			add(i(r.FrameSize), r.Skipped, raw(r.RateFPS), raw(r.AvgFrames), i64(r.MinFrames), i64(r.MaxFrames),
 				raw(r.StddevFrames), i(len(r.BurstFrames)), i64(r.MinStepFrames), i64(r.CapFrames), b(r.AtCap),
-				raw(r.ThroughputFPS), raw(r.ImpliedBufferS), raw(r.CorrectedBufferS), strings.Join(bursts, " "))
+				b(r.TesterLimited), b(r.Incomplete), raw(r.ThroughputFPS), raw(r.ImpliedBufferS), raw(r.CorrectedBufferS), strings.Join(bursts, " "))
 		}
 	case TableRecovery:
-		add("frame_size", "skipped", "overload_fps", "recovery_fps", "recovery_s", "recovered")
+		add("frame_size", "skipped", "overload_fps", "recovery_fps", "recovery_s", "recovered", "incomplete", "note")
 		for _, r := range res.Recovery {
-			add(i(r.FrameSize), r.Skipped, raw(r.OverloadFPS), raw(r.RecoveryFPS), raw(r.RecoveryS), b(r.Recovered))
+			add(i(r.FrameSize), r.Skipped, raw(r.OverloadFPS), raw(r.RecoveryFPS), raw(r.RecoveryS), b(r.Recovered),
+				b(r.Incomplete), r.Note)
+		}
+	case TableProbe:
+		add("frame_size", "passed", "offered_fps", "sent", "received", "reason")
+		for _, p := range res.Probes {
+			add(i(p.FrameSize), b(p.Passed), raw(p.Trial.OfferedFPS), u(p.Trial.Sent), u(p.Trial.Received), p.Reason)
 		}
 	}
 	return rows

@@ -28,8 +28,12 @@ func loadFixture(t *testing.T, m model) *rfc2544.Results {
 	t.Helper()
 	path := fixturePath(m.name)
 	if *fixtures {
+		res, err := buildFixture(m)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var b bytes.Buffer
-		if err := WriteJSON(&b, buildFixture(m)); err != nil {
+		if err := WriteJSON(&b, res); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {

@@ -76,6 +76,7 @@ func WriteHTML(w io.Writer, res *rfc2544.Results) error {
 		{"frame_loss", "Frame loss rate", []ChartKind{ChartFrameLoss}, []Table{TableFrameLoss}},
 		{"back_to_back", "Back-to-back frames", nil, []Table{TableBackToBack}},
 		{"system_recovery", "System recovery", nil, []Table{TableRecovery}},
+		{"probe", "Path probe", nil, []Table{TableProbe}},
 	}
 	for _, s := range sections {
 		sec := htmlSection{ID: s.id, Title: s.title}
@@ -126,7 +127,8 @@ func htmlTableOf(t *table, sub bool) htmlTable {
 			switch {
 			case strings.HasPrefix(c, "≥") || strings.HasPrefix(c, "tester-limited"):
 				cls = append(cls, "limited")
-			case strings.HasPrefix(c, "not found") || strings.HasPrefix(c, "skipped") || c == "not recovered" || strings.HasPrefix(c, "YES"):
+			case strings.HasPrefix(c, "not found") || strings.HasPrefix(c, "skipped") || strings.HasPrefix(c, "incomplete") ||
+				c == "not recovered" || c == "NO" || strings.HasPrefix(c, "YES"):
 				cls = append(cls, "missing")
 			}
 			cell.Class = strings.Join(cls, " ")

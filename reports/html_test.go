@@ -41,13 +41,14 @@ func TestHTMLSelfContained(t *testing.T) {
 		{"no CSS imports or urls", `(?i)@import|url\(`, 0},
 		{"print style sheet", `@media print`, 1},
 		{"throughput section", `<h2 id="throughput">Throughput</h2>`, 1},
-		{"search log per frame size", `<h3>Throughput search log, \d+-byte frames</h3>`, 8},
+		{"search log per frame size", `<h3>Throughput search log, \d+-byte frames</h3>`, 7},
 		{"tester-limited mark", `≥ 1,300,000 \(tester-limited\)`, 1},
-		{"not-found reason", `1522-byte frames exceed the path&#39;s 1500-byte MTU`, 1},
+		{"not-found reason", `<td>frame size 1522 does not pass the path \(MTU\?\)`, 2}, // throughput and probe tables
+		{"path probe section", `id="probe"`, 1},
 		{"latency definition", `Latency definition: FIFO`, 1},
 		{"back-to-back section", `id="back_to_back"`, 1},
 		{"recovery section", `id="system_recovery"`, 1},
-		{"DUT in metadata", `<dt>DUT</dt><dd>Synthetic fixture`, 1},
+		{"DUT in metadata", `<dt>DUT</dt><dd>Fixture: simulated Linux router`, 1},
 		{"tester paths in metadata", `<dt>Tester</dt><dd>transport raw, tx tx_ring \(qdisc bypass\), rx rx_ring</dd>`, 1},
 	}
 	for _, tt := range tests {

@@ -22,10 +22,11 @@ const (
 	TableFrameLoss  Table = "frame_loss"      // RFC 2544 §26.3, offered load vs loss
 	TableBackToBack Table = "back_to_back"    // RFC 2544 §26.4, RFC 9004
 	TableRecovery   Table = "system_recovery" // RFC 2544 §26.5
+	TableProbe      Table = "probe"           // the path probe of each frame size (rfc2544.Plan.NoProbe)
 )
 
 // Tables lists every table in report order.
-var Tables = []Table{TableThroughput, TableSearchLog, TableLatency, TableFrameLoss, TableBackToBack, TableRecovery}
+var Tables = []Table{TableThroughput, TableSearchLog, TableLatency, TableFrameLoss, TableBackToBack, TableRecovery, TableProbe}
 
 // ParseTable reads a table name as users type it: the names of Tables, with
 // '-' accepted for '_', plus "recovery" and "b2b".
@@ -38,6 +39,8 @@ func ParseTable(s string) (Table, error) {
 		return TableBackToBack, nil
 	case "searchlog", "search":
 		return TableSearchLog, nil
+	case "probes":
+		return TableProbe, nil
 	}
 	for _, t := range Tables {
 		if string(t) == n {
@@ -105,6 +108,9 @@ func buildTables(res *rfc2544.Results, which Table) []*table {
 	if want(TableRecovery) && len(res.Recovery) > 0 {
 		out = append(out, recoveryTable(res))
 	}
+	if want(TableProbe) && len(res.Probes) > 0 {
+		out = append(out, probeTable(res))
+	}
 	return out
 }
 
@@ -115,14 +121,16 @@ func throughputTable(res *rfc2544.Results) *table {
 	for _, r := range res.Throughput {
 		size, line, n := strconv.Itoa(r.FrameSize), fps(r.LineRateFPS), strconv.Itoa(len(r.Trials))
 		switch {
+		case r.Incomplete:
+			t.add(size, "incomplete", dash, dash, dash, line, n, joinNotes("the run stopped during the search", r.Reason, r.Note))
 		case !r.Found:
-			t.add(size, "not found", dash, dash, dash, line, n, r.Reason)
+			t.add(size, "not found", dash, dash, dash, line, n, joinNotes(r.Reason, r.Note))
 		case r.TesterLimited:
 			limited = true
 			t.add(size, "≥ "+fps(r.FPS)+" (tester-limited)", "≥ "+mbps(r.L1Bps), "≥ "+mbps(r.L2Bps),
-				"≥ "+pct(r.OfferedPercent), line, n, "tester-limited: "+r.TesterLimitReason)
+				"≥ "+pct(r.OfferedPercent), line, n, joinNotes("tester-limited: "+r.TesterLimitReason, r.Note))
 		default:
-			t.add(size, fps(r.FPS), mbps(r.L1Bps), mbps(r.L2Bps), pct(r.OfferedPercent), line, n, "")
+			t.add(size, fps(r.FPS), mbps(r.L1Bps), mbps(r.L2Bps), pct(r.OfferedPercent), line, n, r.Note)
 		}
 	}
 	cfg := res.Plan.Throughput
@@ -143,6 +151,9 @@ func throughputTable(res *rfc2544.Results) *table {
 func searchLogTables(res *rfc2544.Results) []*table {
 	var out []*table
 	for _, r := range res.Throughput {
+		if len(r.Trials) == 0 {
+			continue // the throughput table says why
+		}
 		t := newTable(TableSearchLog, fmt.Sprintf("Throughput search log, %d-byte frames", r.FrameSize),
 			">Step", ">Intended (%)", ">Offered (%)", ">Offered (fps)", ">Sent", ">Received", ">Frame loss (%)",
 			">Min latency (µs)", ">Avg latency (µs)", ">Max latency (µs)", "Outcome")
@@ -151,8 +162,8 @@ func searchLogTables(res *rfc2544.Results) []*table {
 			t.add(strconv.Itoa(tr.Step), pct(tr.IntendedPercent), pct(tr.OfferedPercent), fps(tr.OfferedFPS),
 				count(tr.Sent), count(tr.Received), pct(tr.LossPercent), lmin, lavg, lmax, outcome(tr))
 		}
-		if len(r.Trials) == 0 {
-			t.Notes = append(t.Notes, "No trials recorded.")
+		if r.Incomplete {
+			t.Notes = append(t.Notes, "Incomplete: the run stopped during this search.")
 		}
 		out = append(out, t)
 	}
@@ -185,14 +196,21 @@ func latencyTable(res *rfc2544.Results) *table {
 		if len(r.TaggedNs) > 0 {
 			tagged = usec(r.TaggedMeanNs)
 		}
+		var notes []string
+		if r.LostTagged > 0 {
+			notes = append(notes, fmt.Sprintf("%d tagged frame(s) lost, left out of the tagged mean", r.LostTagged))
+		}
+		if r.Incomplete {
+			notes = append(notes, "incomplete: the run stopped before every repetition ran")
+		}
 		if s.Count == 0 {
 			t.add(size, fps(r.RateFPS), pct(r.RatePercent), dash, dash, dash, dash, dash, dash, tagged,
-				strconv.Itoa(r.Repetitions), "0", "no frame was timed")
+				strconv.Itoa(r.Repetitions), "0", joinNotes(append([]string{"no frame was timed"}, notes...)...))
 			continue
 		}
 		t.add(size, fps(r.RateFPS), pct(r.RatePercent), usec(float64(s.MinNs)), usec(s.MeanNs), usec(float64(s.MaxNs)),
 			usec(float64(s.P99Ns)), usec(float64(s.P999Ns)), usec(float64(s.PDVP999Ns)), tagged,
-			strconv.Itoa(r.Repetitions), count(s.Count), "")
+			strconv.Itoa(r.Repetitions), count(s.Count), joinNotes(notes...))
 	}
 	for _, d := range slices.Sorted(maps.Keys(defs)) {
 		if d == "" {
@@ -208,6 +226,10 @@ func frameLossTable(res *rfc2544.Results) *table {
 	t := newTable(TableFrameLoss, "Frame loss rate (RFC 2544 §26.3)",
 		">Frame size (B)", ">Intended (%)", ">Offered (%)", ">Offered (fps)", ">Sent", ">Received", ">Frame loss (%)", "Note")
 	for _, r := range res.FrameLoss {
+		if r.Skipped != "" {
+			t.add(strconv.Itoa(r.FrameSize), dash, dash, dash, dash, dash, dash, "skipped: "+r.Skipped)
+			continue
+		}
 		for i, p := range r.Points {
 			size := ""
 			if i == 0 {
@@ -217,11 +239,18 @@ func frameLossTable(res *rfc2544.Results) *table {
 			if p.TesterLimited {
 				note = "tester-limited"
 			}
+			if r.Incomplete && i == len(r.Points)-1 {
+				note = joinNotes(note, "incomplete: the run stopped during the sweep")
+			}
 			t.add(size, pct(p.IntendedPercent), pct(p.OfferedPercent), fps(p.OfferedFPS), count(p.Sent), count(p.Received),
 				pct(p.LossPercent), note)
 		}
 		if len(r.Points) == 0 {
-			t.add(strconv.Itoa(r.FrameSize), dash, dash, dash, dash, dash, dash, "no trials")
+			note := "no trials"
+			if r.Incomplete {
+				note = "incomplete: the run stopped before the sweep began"
+			}
+			t.add(strconv.Itoa(r.FrameSize), dash, dash, dash, dash, dash, dash, note)
 		}
 	}
 	t.Notes = append(t.Notes, "Loss % = (sent − received) × 100 / sent, from frames actually sent. Tester-limited points did not reach the intended load.")
@@ -243,9 +272,16 @@ func backToBackTable(res *rfc2544.Results) *table {
 		if r.AtCap {
 			atCap, anyCap = "YES (invalid)", true
 		}
-		t.add(size, grouped(r.AvgFrames, 1), count(r.MinFrames), count(r.MaxFrames), grouped(r.StddevFrames, 1),
-			msec(r.ImpliedBufferS), msec(r.CorrectedBufferS), strconv.Itoa(len(r.BurstFrames)),
-			count(r.MinStepFrames), count(r.CapFrames), atCap, "")
+		ge, note := "", ""
+		if r.TesterLimited {
+			ge, note = "≥ ", "tester-limited: bursts could not be sent at line rate; values are lower bounds"
+		}
+		if r.Incomplete {
+			note = joinNotes(note, "incomplete: the run stopped before every repetition ran")
+		}
+		t.add(size, ge+grouped(r.AvgFrames, 1), ge+count(r.MinFrames), ge+count(r.MaxFrames), grouped(r.StddevFrames, 1),
+			ge+msec(r.ImpliedBufferS), ge+msec(r.CorrectedBufferS), strconv.Itoa(len(r.BurstFrames)),
+			count(r.MinStepFrames), count(r.CapFrames), atCap, note)
 	}
 	t.Notes = append(t.Notes, "Implied buffer = avg burst / line-rate fps; corrected buffer = implied × (1 − throughput / line rate) (RFC 9004 §5). N is the number of repetitions.")
 	if anyCap {
@@ -263,14 +299,46 @@ func recoveryTable(res *rfc2544.Results) *table {
 			t.add(size, dash, dash, dash, dash, "skipped: "+r.Skipped)
 			continue
 		}
-		rt, note := msec(r.RecoveryS), ""
-		if !r.Recovered {
-			rt, note = "not recovered", "frames were still lost when the trial ended"
+		rt, note := msec(r.RecoveryS), r.Note
+		switch {
+		case r.Incomplete:
+			rt, note = "incomplete", joinNotes("the run stopped during the trial", r.Note)
+		case !r.Recovered:
+			rt = "not recovered"
+			if note == "" {
+				note = "frames were still lost when the trial ended"
+			}
 		}
 		t.add(size, fps(r.OverloadFPS), pct(percentOfLine(res, r.FrameSize, r.OverloadFPS)), fps(r.RecoveryFPS), rt, note)
 	}
 	t.Notes = append(t.Notes, "Overload = min(110% of throughput, line rate); at time A the load drops to half; recovery time = last lost frame − A.")
 	return t
+}
+
+func probeTable(res *rfc2544.Results) *table {
+	t := newTable(TableProbe, "Path probe (before the first trial of each frame size)",
+		">Frame size (B)", "Passed", ">Offered (fps)", ">Sent", ">Received", "Reason")
+	for _, p := range res.Probes {
+		passed := "yes"
+		if !p.Passed {
+			passed = "NO"
+		}
+		tr := p.Trial
+		t.add(strconv.Itoa(p.FrameSize), passed, fps(tr.OfferedFPS), count(tr.Sent), count(tr.Received), p.Reason)
+	}
+	t.Notes = append(t.Notes, "A size none of whose probe frames cross the path (e.g. above the MTU) reports zero throughput (RFC 2544 §9.4) instead of running a search.")
+	return t
+}
+
+// joinNotes joins the non-empty notes with "; ".
+func joinNotes(notes ...string) string {
+	var out []string
+	for _, n := range notes {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // metadata is the run's description as label/value pairs, shared by the
@@ -331,6 +399,9 @@ func metadata(res *rfc2544.Results) [][2]string {
 	add("Plan", fmt.Sprintf("profile %s; tests %s", orDash(p.Profile), joinNames(p.Tests)))
 	add("Traffic", fmt.Sprintf("%s link, %s, %s%s", bitRate(p.LinkBps), ip, dir, flows))
 	add("Frame sizes", joinInts(p.FrameSizes)+" bytes")
+	if p.NoProbe {
+		add("Path probe", "off")
+	}
 	add("Trial", fmt.Sprintf("duration %v, learning %v, settle %v, rest %v", p.Trial.Duration, p.Trial.Learning, p.Trial.Settle, p.Trial.Rest))
 	tc := p.Throughput
 	add("Throughput search", fmt.Sprintf("%s, initial %g%%, range %g–%g%%, resolution %g%%, loss tolerance %g%%, step %g%%, max %d trials",
@@ -344,6 +415,9 @@ func metadata(res *rfc2544.Results) [][2]string {
 	step := "default"
 	if p.BackToBack.MinStepFrames > 0 {
 		step = fmt.Sprintf("%d frames", p.BackToBack.MinStepFrames)
+	}
+	if p.BackToBack.MinStepFrames == 0 && p.BackToBack.MinStepPercent > 0 {
+		step = fmt.Sprintf("%g%% of the cap", p.BackToBack.MinStepPercent)
 	}
 	add("Back-to-back", fmt.Sprintf("burst cap %v, %d repetitions, min step %s", p.BackToBack.BurstCap, p.BackToBack.Repetitions, step))
 	add("System recovery", fmt.Sprintf("overload %v, recovery %v", p.Recovery.Overload, p.Recovery.Recovery))
