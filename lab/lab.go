@@ -2,7 +2,10 @@ package lab
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 )
 
 // ErrInUse is returned by Up when a lab of that name is already up.
@@ -28,3 +31,22 @@ func Down(name string) error { return down(name) }
 // DUTCounters reads the kernel DUT's forwarding, link, qdisc and nftables
 // counters. Counters only grow; compare two readings.
 func (s *State) DUTCounters() (DUTCounters, error) { return s.dutCounters() }
+
+// RunRelay runs the relay DUT of the lab called name in this process until
+// SIGTERM, and returns the process exit code. Up starts it in a copy of the
+// running binary (as `rfc2544 lab relay --name NAME`, recognised by package
+// lab's init); it is exported for that hidden verb and for restarting a
+// relay by hand, in which case it reads the lab's state file.
+func RunRelay(name string) int {
+	st := os.Getenv(relayStateEnv)
+	if st == "" {
+		s, err := Load(name)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "relay:", err)
+			return 1
+		}
+		b, _ := json.Marshal(s)
+		st = string(b)
+	}
+	return relayMain(name, st)
+}

@@ -302,6 +302,9 @@ func setupTester(nsh netns.NsHandle, nsName, ifname string, v4, v6 netip.Prefix,
 	if err != nil {
 		return Port{}, err
 	}
+	if err := disableOffloads(nsName, ifname); err != nil {
+		return Port{}, err
+	}
 	if err := setupLo(h); err != nil {
 		return Port{}, err
 	}

@@ -1,12 +1,741 @@
 package lab
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/rfc2544/rfc2544/internal/nsutil"
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
 )
 
+// Relay sizing.
+const (
+	relayQueueBytes = 16 << 20 // per direction
+	relayMinSlots   = 512
+	relayMaxSlots   = 8192
+	relayRcvBuf     = 8 << 20
+	calibFrames     = 50000
+	relayReadyWait  = 10 * time.Second
+	// relayFineWait is how close to a frame's due time the sender stops
+	// trusting Go timers; relayStep is its nanosleep step then.
+	relayFineWait = 2 * time.Millisecond
+	relayStep     = 200 * time.Microsecond
+)
+
+// startRelay starts the relay process for st, waits until it is ready,
+// measures its ceiling and switches it live.
 func startRelay(ctx context.Context, st *State) error {
-	return errors.New("relay DUT: not implemented yet")
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("start relay: find own executable: %w", err)
+	}
+	st.RelaySocket = relaySockPath(st.Name)
+	stateJSON, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("start relay: %w", err)
+	}
+	logf, err := os.OpenFile(relayLogPath(st.Name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("start relay: log file: %w", err)
+	}
+	defer logf.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("start relay: %w", err)
+	}
+	defer pr.Close()
+	cmd := exec.Command(exe, "lab", "relay", "--name", st.Name)
+	cmd.Env = append(os.Environ(), relayEnv+"="+st.Name, relayStateEnv+"="+string(stateJSON))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.ExtraFiles = []*os.File{pw} // fd 3: readiness
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		return fmt.Errorf("start relay %s: %w", exe, err)
+	}
+	pw.Close()
+	pid := cmd.Process.Pid
+	go cmd.Wait() // reap it if it exits while we run
+	st.RelayPID = pid
+	st.RelayStart, _ = procStartTime(pid)
+	if err := os.WriteFile(relayPIDPath(st.Name), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		return fmt.Errorf("write relay pid file: %w", err)
+	}
+	pr.SetReadDeadline(time.Now().Add(relayReadyWait))
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		logb, _ := os.ReadFile(relayLogPath(st.Name))
+		return fmt.Errorf("relay did not start (%v); its log: %s", err, strings.TrimSpace(string(logb)))
+	}
+	if line = strings.TrimSpace(line); line != "ok" {
+		return fmt.Errorf("relay failed: %s", line)
+	}
+	if err := calibrateRelay(ctx, st); err != nil {
+		return err
+	}
+	_, err = relayCommand(st.RelaySocket, "live")
+	return err
 }
 
-func stopRelay(name string, st *State) error { return nil }
+// calibrateRelay measures the relay's forwarding ceiling before it goes
+// live: it sends calibFrames 64-byte frames from port A as fast as it can
+// and divides what the relay forwarded by the time from its first receive
+// to its last send. The frames go to 198.19.1.99, which B (not forwarding)
+// drops silently.
+func calibrateRelay(ctx context.Context, st *State) error {
+	var fd int
+	err := nsutil.Do(st.A.Namespace, func() error {
+		var err error
+		fd, err = openPacketTx(st.A.Interface)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("relay calibration: %w", err)
+	}
+	defer unix.Close(fd)
+	dutMAC, err := net.ParseMAC(st.DUTA.MAC)
+	if err != nil {
+		return fmt.Errorf("relay calibration: %w", err)
+	}
+	frame := udpFrame(dutMAC, st.A.MAC, st.A.IPv4.Addr().As4(), [4]byte{198, 19, 1, 99}, 60)
+	sent := 0
+	for i := 0; i < calibFrames; i++ {
+		if _, err := unix.Write(fd, frame); err == nil {
+			sent++
+		}
+	}
+	var rs RelayStats
+	var last uint64
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+		if rs, err = relayCommand(st.RelaySocket, "stats"); err != nil {
+			return fmt.Errorf("relay calibration: %w", err)
+		}
+		if rs.AtoB.Forwarded == last && last > 0 {
+			break
+		}
+		last = rs.AtoB.Forwarded
+	}
+	span := time.Duration(rs.AtoB.LastTxUnixNano - rs.AtoB.FirstRxUnixNano)
+	if rs.AtoB.Forwarded < 2 || span <= 0 {
+		return fmt.Errorf("relay calibration: the relay forwarded %d of %d frames: it does not work", rs.AtoB.Forwarded, sent)
+	}
+	st.RelayCeilingFPS = float64(rs.AtoB.Forwarded-1) / span.Seconds()
+	st.RelaySaturated = rs.AtoB.Forwarded < uint64(sent)
+	return nil
+}
+
+// udpFrame builds an Ethernet/IPv4/UDP frame of size bytes (FCS excluded).
+func udpFrame(dst, src net.HardwareAddr, sip, dip [4]byte, size int) []byte {
+	f := make([]byte, size)
+	copy(f[0:6], dst)
+	copy(f[6:12], src)
+	binary.BigEndian.PutUint16(f[12:14], etherTypeIPv4)
+	ip := f[14:]
+	ip[0] = 0x45
+	binary.BigEndian.PutUint16(ip[2:4], uint16(size-14))
+	ip[8] = 64
+	ip[9] = unix.IPPROTO_UDP
+	copy(ip[12:16], sip[:])
+	copy(ip[16:20], dip[:])
+	binary.BigEndian.PutUint16(ip[10:12], ipChecksum(ip[:20]))
+	udp := ip[20:]
+	binary.BigEndian.PutUint16(udp[0:2], 9)
+	binary.BigEndian.PutUint16(udp[2:4], 9)
+	binary.BigEndian.PutUint16(udp[4:6], uint16(size-14-20))
+	return f
+}
+
+// stopRelay ends the lab's relay process, if any: the PID from st and from
+// the PID file, each signalled only if the process carries this lab's relay
+// marker (and, with st, the recorded start time).
+func stopRelay(name string, st *State) error {
+	pids := map[int]uint64{}
+	if st != nil && st.RelayPID > 0 {
+		pids[st.RelayPID] = st.RelayStart
+	}
+	if b, err := os.ReadFile(relayPIDPath(name)); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+			if _, ok := pids[pid]; !ok {
+				pids[pid] = 0
+			}
+		}
+	}
+	var errs []error
+	for pid, start := range pids {
+		if !isOurRelay(pid, name, start) {
+			continue
+		}
+		if err := endProcess(pid); err != nil {
+			errs = append(errs, fmt.Errorf("stop relay (pid %d): %w", pid, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// isOurRelay reports whether pid is alive and is the relay of lab name.
+func isOurRelay(pid int, name string, start uint64) bool {
+	if !alive(pid) {
+		return false
+	}
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		return false
+	}
+	found := false
+	for _, kv := range strings.Split(string(env), "\x00") {
+		if kv == relayEnv+"="+name {
+			found = true
+		}
+	}
+	if !found {
+		return false
+	}
+	if start != 0 {
+		got, err := procStartTime(pid)
+		return err == nil && got == start
+	}
+	return true
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z'
+}
+
+// endProcess sends SIGTERM, then SIGKILL after 2 s, and waits until pid is
+// gone.
+func endProcess(pid int) error {
+	if err := unix.Kill(pid, unix.SIGTERM); err != nil && !errors.Is(err, unix.ESRCH) {
+		return err
+	}
+	for _, sig := range []unix.Signal{unix.SIGKILL, 0} {
+		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+			if !alive(pid) {
+				return nil
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if sig != 0 {
+			unix.Kill(pid, sig)
+		}
+	}
+	return fmt.Errorf("process %d did not exit", pid)
+}
+
+// procStartTime returns field 22 of /proc/PID/stat (start time, clock ticks
+// since boot).
+func procStartTime(pid int) (uint64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("parse /proc/%d/stat", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return 0, fmt.Errorf("parse /proc/%d/stat", pid)
+	}
+	return strconv.ParseUint(f[19], 10, 64)
+}
+
+// openPacketTx opens an AF_PACKET socket that only sends, on ifname (in the
+// calling thread's namespace).
+func openPacketTx(ifname string) (int, error) {
+	ifi, err := net.InterfaceByName(ifname)
+	if err != nil {
+		return -1, fmt.Errorf("find %s: %w", ifname, err)
+	}
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("packet socket on %s: %w", ifname, err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Ifindex: ifi.Index}); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("bind packet socket to %s: %w", ifname, err)
+	}
+	return fd, nil
+}
+
+// rxFilter passes only IPv4 and IPv6 frames addressed to the port's own MAC.
+var rxFilter = mustAssemble([]bpf.Instruction{
+	bpf.LoadExtension{Num: bpf.ExtType},
+	bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.PACKET_HOST, SkipTrue: 4},
+	bpf.LoadAbsolute{Off: 12, Size: 2},
+	bpf.JumpIf{Cond: bpf.JumpEqual, Val: etherTypeIPv4, SkipTrue: 1},
+	bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: etherTypeIPv6, SkipTrue: 1},
+	bpf.RetConstant{Val: 1 << 18},
+	bpf.RetConstant{Val: 0},
+})
+
+func mustAssemble(ins []bpf.Instruction) []unix.SockFilter {
+	raw, err := bpf.Assemble(ins)
+	if err != nil {
+		panic(err)
+	}
+	out := make([]unix.SockFilter, len(raw))
+	for i, r := range raw {
+		out[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	}
+	return out
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
+
+// openPacketRx opens an AF_PACKET socket receiving the IP frames addressed
+// to ifname's MAC (in the calling thread's namespace).
+func openPacketRx(ifname string) (int, error) {
+	ifi, err := net.InterfaceByName(ifname)
+	if err != nil {
+		return -1, fmt.Errorf("find %s: %w", ifname, err)
+	}
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
+	if err != nil {
+		return -1, fmt.Errorf("packet socket on %s: %w", ifname, err)
+	}
+	fail := func(what string, err error) (int, error) {
+		unix.Close(fd)
+		return -1, fmt.Errorf("%s on %s: %w", what, ifname, err)
+	}
+	prog := unix.SockFprog{Len: uint16(len(rxFilter)), Filter: &rxFilter[0]}
+	if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &prog); err != nil {
+		return fail("attach filter", err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1); err != nil {
+		return fail("ignore outgoing", err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, relayRcvBuf); err != nil {
+		return fail("receive buffer", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifi.Index}); err != nil {
+		return fail("bind", err)
+	}
+	return fd, nil
+}
+
+// relayParams are the per-frame settings, swapped atomically when the
+// relay goes live.
+type relayParams struct {
+	delay, jitter, gap int64 // ns
+	loss, reorder, dup float64
+}
+
+type relayItem struct {
+	slot int32
+	dup  bool
+	due  int64
+	seq  uint64
+}
+
+// relayDir forwards one direction: frames read on rxFD go out on txFD.
+type relayDir struct {
+	rxFD, txFD int
+	dst, src   net.HardwareAddr
+	local      *dutAddrs
+	cpus       []int
+	params     *atomic.Pointer[relayParams]
+	base       time.Time
+
+	bufs  [][]byte
+	lens  []int
+	dups  []bool
+	free  chan int32
+	ready chan relayItem
+	heap  *slotHeap
+	rng   *rand.Rand
+
+	received, forwarded, dropped, duplicated, reordered   atomic.Uint64
+	overflow, expired, localHits, sendErrors, socketDrops atomic.Uint64
+	firstRx, lastTx                                       atomic.Int64 // unix ns
+}
+
+func newRelayDir(rxFD, txFD int, dst, src net.HardwareAddr, local *dutAddrs, cpus []int, params *atomic.Pointer[relayParams], mtu int, seed uint64) *relayDir {
+	size := mtu + 14 + 4
+	n := min(max(relayQueueBytes/size, relayMinSlots), relayMaxSlots)
+	d := &relayDir{
+		rxFD: rxFD, txFD: txFD, dst: dst, src: src, local: local, cpus: cpus, params: params, base: time.Now(),
+		bufs: make([][]byte, n), lens: make([]int, n), dups: make([]bool, n),
+		free: make(chan int32, n), ready: make(chan relayItem, n), heap: newSlotHeap(n),
+		rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+	}
+	backing := make([]byte, n*size)
+	for i := range n {
+		d.bufs[i] = backing[i*size : (i+1)*size : (i+1)*size]
+		d.free <- int32(i)
+	}
+	return d
+}
+
+func (d *relayDir) pin() {
+	runtime.LockOSThread()
+	// Exact sleeps: no timer slack on this thread.
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	if len(d.cpus) > 0 {
+		var set unix.CPUSet
+		for _, c := range d.cpus {
+			set.Set(c)
+		}
+		_ = unix.SchedSetaffinity(0, &set)
+	}
+}
+
+func (d *relayDir) now() int64 { return int64(time.Since(d.base)) }
+
+// read is the receive loop: it classifies, rewrites and schedules frames.
+func (d *relayDir) read() {
+	d.pin()
+	scratch := make([]byte, len(d.bufs[0]))
+	var seq uint64
+	for {
+		slot := int32(-1)
+		select {
+		case slot = <-d.free:
+		default:
+		}
+		buf := scratch
+		if slot >= 0 {
+			buf = d.bufs[slot]
+		}
+		n, err := unix.Read(d.rxFD, buf)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				if slot >= 0 {
+					d.free <- slot
+				}
+				continue
+			}
+			return
+		}
+		now := d.now()
+		d.received.Add(1)
+		if d.firstRx.Load() == 0 {
+			d.firstRx.Store(time.Now().UnixNano())
+		}
+		if slot < 0 {
+			// The queue was full when the read began; slots may have
+			// come free while it blocked.
+			select {
+			case slot = <-d.free:
+				copy(d.bufs[slot], buf[:n])
+				buf = d.bufs[slot]
+			default:
+				d.overflow.Add(1)
+				continue
+			}
+		}
+		switch rewriteFrame(buf[:n], d.dst, d.src, d.local) {
+		case frameForward:
+		case frameExpired:
+			d.expired.Add(1)
+			d.free <- slot
+			continue
+		case frameLocal:
+			d.localHits.Add(1)
+			d.free <- slot
+			continue
+		default:
+			d.free <- slot
+			continue
+		}
+		p := d.params.Load()
+		if p.loss > 0 && d.rng.Float64()*100 < p.loss {
+			d.dropped.Add(1)
+			d.free <- slot
+			continue
+		}
+		due := now + p.delay
+		if p.jitter > 0 {
+			due += d.rng.Int64N(2*p.jitter+1) - p.jitter
+			due = max(due, now)
+		}
+		if p.reorder > 0 && d.rng.Float64()*100 < p.reorder {
+			due += p.gap
+		}
+		dup := p.dup > 0 && d.rng.Float64()*100 < p.dup
+		seq++
+		d.lens[slot] = n
+		d.ready <- relayItem{slot: slot, dup: dup, due: due, seq: seq}
+	}
+}
+
+// write is the send loop: it releases each frame at its due time.
+func (d *relayDir) write() {
+	d.pin()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var maxSent uint64
+	push := func(it relayItem) {
+		d.dups[it.slot] = it.dup
+		d.heap.push(it.slot, it.due, it.seq)
+	}
+	for {
+		if d.heap.len() == 0 {
+			push(<-d.ready)
+		}
+	drain:
+		for {
+			select {
+			case it := <-d.ready:
+				push(it)
+			default:
+				break drain
+			}
+		}
+		slot, due, _ := d.heap.peek()
+		if wait := due - d.now(); wait > 0 {
+			// Go timers fire up to ~1 ms late (the netpoller waits in
+			// whole milliseconds). Far from the due time, wait on a
+			// timer so a new frame can wake us; close to it, sleep on
+			// this locked thread with nanosleep in short steps.
+			if wait > int64(relayFineWait) {
+				timer.Reset(time.Duration(wait) - relayFineWait)
+				select {
+				case it := <-d.ready:
+					timer.Stop()
+					push(it)
+				case <-timer.C:
+				}
+			} else {
+				ts := unix.NsecToTimespec(min(wait, int64(relayStep)))
+				unix.Nanosleep(&ts, nil)
+			}
+			continue
+		}
+		d.heap.pop()
+		seq := d.heap.seq[slot]
+		if seq < maxSent {
+			d.reordered.Add(1)
+		}
+		maxSent = max(maxSent, seq)
+		copies := 1
+		if d.dups[slot] {
+			copies = 2
+			d.duplicated.Add(1)
+		}
+		for range copies {
+			if _, err := unix.Write(d.txFD, d.bufs[slot][:d.lens[slot]]); err != nil {
+				d.sendErrors.Add(1)
+				continue
+			}
+			d.forwarded.Add(1)
+		}
+		d.lastTx.Store(time.Now().UnixNano())
+		d.free <- slot
+	}
+}
+
+func (d *relayDir) stats() RelayDirStats {
+	if ps, err := unix.GetsockoptTpacketStats(d.rxFD, unix.SOL_PACKET, unix.PACKET_STATISTICS); err == nil {
+		d.socketDrops.Add(uint64(ps.Drops)) // reading resets the kernel's count
+	}
+	return RelayDirStats{
+		Received: d.received.Load(), Forwarded: d.forwarded.Load(), Dropped: d.dropped.Load(),
+		Duplicated: d.duplicated.Load(), Reordered: d.reordered.Load(), Overflow: d.overflow.Load(),
+		SocketDrops: d.socketDrops.Load(), Expired: d.expired.Load(), Local: d.localHits.Load(),
+		SendErrors: d.sendErrors.Load(), FirstRxUnixNano: d.firstRx.Load(), LastTxUnixNano: d.lastTx.Load(),
+	}
+}
+
+func (d *relayDir) reset() {
+	d.stats() // clear the kernel's drop count
+	for _, c := range []*atomic.Uint64{&d.received, &d.forwarded, &d.dropped, &d.duplicated, &d.reordered,
+		&d.overflow, &d.expired, &d.localHits, &d.sendErrors, &d.socketDrops} {
+		c.Store(0)
+	}
+	d.firstRx.Store(0)
+	d.lastTx.Store(0)
+}
+
+// relayMain is the relay process: it forwards until SIGTERM.
+func relayMain(name, stateJSON string) int {
+	log.SetPrefix("relay " + name + ": ")
+	ready := os.NewFile(3, "ready")
+	fail := func(err error) int {
+		log.Print(err)
+		if ready != nil {
+			fmt.Fprintf(ready, "error: %v\n", err)
+		}
+		return 1
+	}
+	var st State
+	if err := json.Unmarshal([]byte(stateJSON), &st); err != nil {
+		return fail(fmt.Errorf("parse lab state: %w", err))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), unix.SIGTERM, unix.SIGINT)
+	defer stop()
+	r, err := newRelay(&st)
+	if err != nil {
+		return fail(err)
+	}
+	os.Remove(st.RelaySocket)
+	ln, err := net.Listen("unix", st.RelaySocket)
+	if err != nil {
+		return fail(fmt.Errorf("control socket: %w", err))
+	}
+	defer os.Remove(st.RelaySocket)
+	go r.serve(ln)
+	for _, d := range []*relayDir{r.ab, r.ba} {
+		go d.read()
+		go d.write()
+	}
+	go r.watchPeak(ctx)
+	if ready != nil {
+		fmt.Fprintln(ready, "ok")
+		ready.Close()
+	}
+	log.Printf("forwarding %s <-> %s in %s (pid %d)", ifDutA, ifDutB, st.DUTNamespace, os.Getpid())
+	<-ctx.Done()
+	ln.Close()
+	return 0
+}
+
+type relay struct {
+	st      *State
+	ab, ba  *relayDir
+	params  atomic.Pointer[relayParams]
+	live    relayParams
+	peak    atomic.Uint64 // fps, float bits
+	started time.Time
+	isLive  atomic.Bool
+}
+
+func newRelay(st *State) (*relay, error) {
+	r := &relay{st: st, started: time.Now()}
+	c := st.Config.Relay
+	r.live = relayParams{delay: int64(c.Delay), jitter: int64(c.Jitter), gap: int64(c.ReorderGap),
+		loss: c.LossPercent, reorder: c.ReorderPercent, dup: c.DuplicatePercent}
+	r.params.Store(&relayParams{}) // calibration: forward at once
+	seed := c.Seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	local := &dutAddrs{
+		v4: [][4]byte{st.DUTA.IPv4.Addr().As4(), st.DUTB.IPv4.Addr().As4()},
+		v6: [][16]byte{st.DUTA.IPv6.Addr().As16(), st.DUTB.IPv6.Addr().As16()},
+	}
+	macA, err := net.ParseMAC(st.DUTA.MAC)
+	if err != nil {
+		return nil, fmt.Errorf("dut-a mac: %w", err)
+	}
+	macB, err := net.ParseMAC(st.DUTB.MAC)
+	if err != nil {
+		return nil, fmt.Errorf("dut-b mac: %w", err)
+	}
+	var rxA, txA, rxB, txB int
+	err = nsutil.Do(st.DUTNamespace, func() error {
+		var err error
+		if rxA, err = openPacketRx(ifDutA); err != nil {
+			return err
+		}
+		if rxB, err = openPacketRx(ifDutB); err != nil {
+			return err
+		}
+		if txA, err = openPacketTx(ifDutA); err != nil {
+			return err
+		}
+		txB, err = openPacketTx(ifDutB)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.ab = newRelayDir(rxA, txB, st.B.MAC, macB, local, st.DUTCPUs, &r.params, st.DUTB.MTU, seed)
+	r.ba = newRelayDir(rxB, txA, st.A.MAC, macA, local, st.DUTCPUs, &r.params, st.DUTA.MTU, seed+1)
+	return r, nil
+}
+
+func (r *relay) stats() RelayStats {
+	rs := RelayStats{
+		AtoB: r.ab.stats(), BtoA: r.ba.stats(), Config: r.st.Config.Relay,
+		PeakFPS: math.Float64frombits(r.peak.Load()), Uptime: time.Since(r.started),
+	}
+	return rs
+}
+
+// serve answers control connections: one command line, one JSON reply.
+func (r *relay) serve(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			line, err := bufio.NewReader(c).ReadString('\n')
+			if err != nil && err != io.EOF {
+				return
+			}
+			var reply struct {
+				Error string     `json:"error,omitempty"`
+				Stats RelayStats `json:"stats"`
+			}
+			switch strings.TrimSpace(line) {
+			case "stats":
+			case "live":
+				r.ab.reset()
+				r.ba.reset()
+				r.peak.Store(0)
+				p := r.live
+				r.params.Store(&p)
+				r.isLive.Store(true)
+			default:
+				reply.Error = fmt.Sprintf("unknown command %q", strings.TrimSpace(line))
+			}
+			reply.Stats = r.stats()
+			b, _ := json.Marshal(reply)
+			c.Write(append(b, '\n'))
+		}()
+	}
+}
+
+// watchPeak tracks the highest one-direction forwarding rate over 100 ms.
+func (r *relay) watchPeak(ctx context.Context) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	var lastAB, lastBA uint64
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			ab, ba := r.ab.forwarded.Load(), r.ba.forwarded.Load()
+			dt := now.Sub(last).Seconds()
+			if r.isLive.Load() && ab >= lastAB && ba >= lastBA {
+				fps := float64(max(ab-lastAB, ba-lastBA)) / dt
+				if fps > math.Float64frombits(r.peak.Load()) {
+					r.peak.Store(math.Float64bits(fps))
+				}
+			}
+			lastAB, lastBA, last = ab, ba, now
+		}
+	}
+}

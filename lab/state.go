@@ -171,6 +171,14 @@ type State struct {
 	RelayStart uint64 `json:"relay_start,omitempty"`
 	// RelaySocket is the relay's control socket (see RelayStats).
 	RelaySocket string `json:"relay_socket,omitempty"`
+	// RelayCeilingFPS is the relay's own forwarding ceiling in frames per
+	// second (one direction, 64-byte frames), measured by Up before the
+	// lab went live: frames forwarded over the time from the first
+	// received to the last sent. RelaySaturated is true when the
+	// measuring burst overran the relay, so the figure is the relay's
+	// limit; when false it is a lower bound (the sender was slower).
+	RelayCeilingFPS float64 `json:"relay_ceiling_fps,omitempty"`
+	RelaySaturated  bool    `json:"relay_saturated,omitempty"`
 	// Created is when Up finished.
 	Created time.Time `json:"created"`
 }
