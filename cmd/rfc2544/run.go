@@ -146,7 +146,7 @@ func parseRunArgs(verb string, fixed []rfc2544.Test, args []string) (*runFlags, 
 	// Flags are reset to their defaults first, so a percentFlag knows its
 	// range before parsing.
 	f.resolution = percentFlag{lo: 0.001, hi: 100}
-	f.lossTolerance = percentFlag{lo: 0, hi: 100}
+	f.lossTolerance = percentFlag{lo: 0, hi: 99.999}
 	f.lossStep = percentFlag{lo: 0.1, hi: 100}
 	if err := f.fs.Parse(fixLabArg(args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

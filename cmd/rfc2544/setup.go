@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
@@ -80,7 +81,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	case f.lab.temporary():
 		cfg, err := f.labFlags.Config(tempLabName())
 		if err != nil {
-			return nil, usageError{err}
+			return nil, usagef("temporary lab: %v", err)
 		}
 		s.tempLab, s.labCfg = true, cfg
 	case f.lab.set:
@@ -186,6 +187,17 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 			}
 			return nil, usageError{err}
 		}
+		// The engine builds frames up to framing.MaxJumbo; the plan allows
+		// more, so check the sizes against what can be sent.
+		proto := framing.IPv4UDP
+		if s.plan.IPv6 {
+			proto = framing.IPv6UDP
+		}
+		for _, size := range s.plan.FrameSizes {
+			if err := framing.ValidateFrameSize(size, proto, false, 0); err != nil {
+				return nil, usagef("plan frame_sizes: %v", err)
+			}
+		}
 	} else {
 		s.lineNote = "from the journal"
 	}
@@ -289,9 +301,12 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 			profile = "quick"
 		}
 	}
-	p, err := profilePlan(profile)
+	p, err := rfc2544.DefaultPlan(profile)
 	if err != nil {
-		return p, err
+		if f.profile == "" && f.planFile != "" {
+			return p, usagef("--plan %s: %v", f.planFile, err)
+		}
+		return p, usagef("--profile %q: unknown; use rfc2544 (the standard's durations) or quick (short trials)", profile)
 	}
 	if f.planFile != "" {
 		if p, err = readPlanFile(f.planFile, p); err != nil {
@@ -329,6 +344,9 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 	d := func(name string, v durationFlag, dst *rfc2544.Duration, positive bool) error {
 		if !set[name] {
 			return nil
+		}
+		if name == "b2b-cap" && v.d > rfc2544.MaxBurstCap {
+			return usagef("--b2b-cap %v: RFC 9004 caps the burst send time at %v; use e.g. --b2b-cap 2s", v.d, rfc2544.MaxBurstCap)
 		}
 		if positive && v.d == 0 {
 			return usagef("--%s 0s: must be positive, e.g. --%s 10s", name, name)
@@ -394,15 +412,6 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 	}
 	if set["no-probe"] {
 		p.NoProbe = f.noProbe
-	}
-	return p, nil
-}
-
-// profilePlan is the plan of a named profile.
-func profilePlan(name string) (rfc2544.Plan, error) {
-	p, err := rfc2544.DefaultPlan(name)
-	if err != nil {
-		return p, usagef("--profile %q: %v", name, err)
 	}
 	return p, nil
 }
