@@ -69,38 +69,40 @@ func (f *Flags) Config(name string) (Config, error) {
 	if c.DUT, err = ParseDUTKind(f.dut); err != nil {
 		return Config{}, fmt.Errorf("--dut: %w", err)
 	}
-	pick := func(both, one string) string {
+	// pick returns the one-direction value if given, else the both-ways
+	// one, and the flag it came from (for error messages).
+	pick := func(flag, both, one, suffix string) (string, string) {
 		if one != "" {
-			return one
+			return one, "--" + flag + suffix
 		}
-		return both
+		return both, "--" + flag
 	}
 	for _, d := range []struct {
-		suffix string
-		s      *Shaping
-		rate   string
-		burst  string
-		limit  string
-		loss   string
+		suffix                   string
+		s                        *Shaping
+		rate, burst, limit, loss string
 	}{
-		{"-ab", &c.AtoB, pick(f.rate, f.rateAB), pick(f.burst, f.burstAB), pick(f.limit, f.limitAB), pick(f.loss, f.lossAB)},
-		{"-ba", &c.BtoA, pick(f.rate, f.rateBA), pick(f.burst, f.burstBA), pick(f.limit, f.limitBA), pick(f.loss, f.lossBA)},
+		{"-ab", &c.AtoB, f.rateAB, f.burstAB, f.limitAB, f.lossAB},
+		{"-ba", &c.BtoA, f.rateBA, f.burstBA, f.limitBA, f.lossBA},
 	} {
-		if d.s.RateBps, err = ParseRate(d.rate); err != nil {
-			return Config{}, fmt.Errorf("--rate%s: %w", d.suffix, err)
+		v, flag := pick("rate", f.rate, d.rate, d.suffix)
+		if d.s.RateBps, err = ParseRate(v); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", flag, err)
 		}
-		if d.s.BurstBytes, err = ParseSize(d.burst); err != nil {
-			return Config{}, fmt.Errorf("--burst%s: %w", d.suffix, err)
+		v, flag = pick("burst", f.burst, d.burst, d.suffix)
+		if d.s.BurstBytes, err = ParseSize(v); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", flag, err)
 		}
-		if d.limit != "" {
-			n, err := strconv.ParseUint(d.limit, 10, 32)
+		if v, flag = pick("limit", f.limit, d.limit, d.suffix); v != "" {
+			n, err := strconv.ParseUint(v, 10, 32)
 			if err != nil || n == 0 {
-				return Config{}, fmt.Errorf("--limit%s: invalid queue limit %q: use a number of packets, e.g. 1000", d.suffix, d.limit)
+				return Config{}, fmt.Errorf("%s: invalid queue limit %q: use a number of packets, e.g. 1000", flag, v)
 			}
 			d.s.LimitPackets = uint32(n)
 		}
-		if d.s.LossPercent, err = ParsePercent(d.loss); err != nil {
-			return Config{}, fmt.Errorf("--loss%s: %w", d.suffix, err)
+		v, flag = pick("loss", f.loss, d.loss, d.suffix)
+		if d.s.LossPercent, err = ParsePercent(v); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", flag, err)
 		}
 	}
 	if c.Delay, err = ParseDuration(f.delay); err != nil {
@@ -125,6 +127,14 @@ func (f *Flags) Config(name string) (Config, error) {
 	}
 	if f.mtuB != 0 {
 		c.MTUB = f.mtuB
+	}
+	for _, m := range []struct {
+		flag string
+		v    int
+	}{{"--mtu", f.mtu}, {"--mtu-a", f.mtuA}, {"--mtu-b", f.mtuB}} {
+		if m.v != 0 && (m.v < MinMTU || m.v > MaxMTU) {
+			return Config{}, fmt.Errorf("%s: invalid MTU %d: use %d-%d bytes, e.g. 1500 or 9000", m.flag, m.v, MinMTU, MaxMTU)
+		}
 	}
 	c.NoRPS = f.noRPS
 	if err := c.Validate(); err != nil {
