@@ -42,12 +42,14 @@ func (f failTester) Run(ctx context.Context, s trials.Spec) (trials.Result, erro
 // recorder is an Observer that keeps what it hears.
 type recorder struct {
 	started  int
+	tests    []Test // the test of every trial started
 	finished []TrialRecord
 	onStart  func(n int)
 }
 
 func (r *recorder) TrialStarted(test Test, frameSize, step int, pct float64, spec trials.Spec) {
 	r.started++
+	r.tests = append(r.tests, test)
 	if r.onStart != nil {
 		r.onStart(r.started)
 	}
