@@ -20,8 +20,9 @@ import (
 // are min_step frames apart. The result is the lower bound. A burst passes
 // only with zero loss, whatever the throughput tolerance.
 //
-// Sizes without a throughput are skipped, and so are sizes whose throughput
-// equals the line rate (RFC 9004 §5: such a DUT never needs its buffer,
+// Sizes without a throughput are skipped, so are sizes whose throughput is
+// tester-limited (the tester cannot make line-rate bursts), and so are sizes
+// whose throughput equals the line rate (RFC 9004 §5: such a DUT never needs its buffer,
 // so the test would measure the tester). The implied buffer time is
 // AvgFrames / line-rate fps; the corrected buffer time subtracts what the
 // DUT forwarded during the burst: Implied × (1 − throughput / line rate)
@@ -45,6 +46,10 @@ func (r *Runner) backToBack(ctx context.Context, p Plan, size int, tput Throughp
 	out.ThroughputFPS = tput.FPS / float64(p.Streams())
 	if tputPercent(tput) >= 100-1e-9 && !tput.TesterLimited {
 		out.Skipped = fmt.Sprintf("throughput equals the line rate at %d bytes (%.0f fps): the DUT never needs its buffer, so back-to-back would measure the tester (RFC 9004 §5)", size, lr)
+		return out, nil
+	}
+	if tput.TesterLimited {
+		out.Skipped = fmt.Sprintf("the throughput at %d bytes is tester-limited (%s): the tester cannot send back-to-back frames at line rate", size, tput.TesterLimitReason)
 		return out, nil
 	}
 	b := p.BackToBack

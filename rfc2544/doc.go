@@ -8,4 +8,42 @@
 // traffic engine (package trials) and on the simulated DUT of this package
 // (SimDUT), which makes every procedure testable without root. It never opens
 // a socket.
+//
+// # Running
+//
+// A Plan says what to run; DefaultPlan gives the two presets ("rfc2544":
+// RFC durations; "quick": a demonstration in about three minutes), every
+// zero field takes its profile's value (Plan.WithDefaults), and
+// Plan.Validate names the YAML field, the value and the fix of any bad
+// parameter before a single frame is sent. A Runner runs the plan:
+//
+//	r := &rfc2544.Runner{Tester: engine, Plan: plan, Observer: journal}
+//	res, err := r.Run(ctx)
+//
+// Run goes test by test, each over every frame size. Loads are percent of
+// Plan.LinkBps per stream; a bidirectional plan sends two streams (A->B id 1,
+// B->A id 2) and a trial passes only when both do. Throughput runs first at
+// a size whenever latency, back-to-back or system recovery need it. Every
+// trial is kept as a TrialRecord (the search log commercial testers print)
+// and reported to the Observer. On cancellation or a Tester error, Run
+// returns the results so far, the interrupted procedure marked Incomplete,
+// with the error. The procedures can also be run one at a time
+// (Runner.Throughput, Latency, FrameLoss, BackToBack, Recovery).
+//
+// # Path probe
+//
+// Unless Plan.NoProbe is set, the first trial of each frame size is a probe:
+// ProbeFrames frames at 1% of line rate. When not one frame of a stream comes
+// through, the size cannot cross the path (an MTU below it) and every test at
+// that size reports zero throughput with the reason, as RFC 2544 §9.4 asks,
+// instead of a failed search. Probes are kept in Results.Probes.
+//
+// # Tester limits
+//
+// A trial the Tester marks tester-limited (it could not offer the intended
+// load, or its receiver dropped frames) is neither a pass nor a fail. The
+// throughput search stops at one that lost nothing and reports the result as
+// "≥ X, tester-limited"; see Runner.Throughput for the other cases.
+// Results.TrialTime tells how long a run's trials take on real ports, so a
+// run on SimDUT is also an estimate of a plan's duration.
 package rfc2544

@@ -30,6 +30,10 @@ const (
 	// of large frames on a slow link still takes at most 0.1 s.
 	ProbePercent = 1.0
 	ProbeMinFPS  = 1000.0
+
+	// probeTolerance makes a probe trial pass when any frame of every
+	// stream came through (at most 99 of 100 lost).
+	probeTolerance = 99.999
 )
 
 // Runner runs the procedures of a Plan through a Tester. A Runner is not
@@ -274,7 +278,7 @@ func (r *Runner) probe(ctx context.Context, p Plan, size int) (ProbeResult, erro
 	spec := p.spec(size, fps)
 	spec.Duration = 0
 	spec.BurstFrames = ProbeFrames
-	rec, err := r.trial(ctx, p, trialReq{test: TestProbe, size: size, step: 1, intendedPercent: fps / lr * 100, tolerance: 100, spec: spec})
+	rec, err := r.trial(ctx, p, trialReq{test: TestProbe, size: size, step: 1, intendedPercent: fps / lr * 100, tolerance: probeTolerance, spec: spec})
 	if err != nil {
 		return ProbeResult{FrameSize: size}, err
 	}

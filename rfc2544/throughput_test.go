@@ -317,8 +317,8 @@ func TestPathProbe(t *testing.T) {
 			t.Errorf("%s at 1518 skipped %q, want the probe's reason", name, skipped)
 		}
 	}
-	if got := res.Probes[1].Trial.Test; got != TestProbe {
-		t.Errorf("probe trial recorded as %q", got)
+	if got := res.Probes[1].Trial; got.Test != TestProbe || got.Outcome != OutcomeFail || res.Probes[0].Trial.Outcome != OutcomePass {
+		t.Errorf("probe trials recorded as %q %s and %s, want probe, pass then fail", got.Test, res.Probes[0].Trial.Outcome, got.Outcome)
 	}
 
 	t.Run("first size fails", func(t *testing.T) {
