@@ -274,7 +274,9 @@ func ThroughputChart(res *rfc2544.Results) (*plot.Plot, error) {
 	p.Y.Tick.Marker = humanTicks{}
 	p.Y.Min = 0
 	p.Legend.Top = true
-	ymax, err := addThroughput(p, res, "", 0)
+	minSize, maxSize := sizeRange(res)
+	frameSizeAxis(&p.X, minSize, maxSize)
+	ymax, err := addThroughput(p, res, throughputStyle{theory: true, calibration: true, measured: true}, minSize, maxSize)
 	if err != nil {
 		return nil, err
 	}
@@ -283,14 +285,36 @@ func ThroughputChart(res *rfc2544.Results) (*plot.Plot, error) {
 	return p, nil
 }
 
-// addThroughput adds one run's throughput curves, coloured from c and
-// labelled with the run's name, and returns the highest value drawn.
-func addThroughput(p *plot.Plot, res *rfc2544.Results, name string, c int) (float64, error) {
+// sizeRange is the smallest and largest frame size of res's throughput.
+func sizeRange(res *rfc2544.Results) (float64, float64) {
 	minSize, maxSize := math.Inf(1), 0.0
-	var found, limited, missing plotter.XYs
 	for _, r := range res.Throughput {
 		f := float64(r.FrameSize)
 		minSize, maxSize = math.Min(minSize, f), math.Max(maxSize, f)
+	}
+	return minSize, maxSize
+}
+
+// throughputStyle says how addThroughput draws one run.
+type throughputStyle struct {
+	name        string // prefixes legend entries when set
+	color       int    // palette index of the measured curve
+	dashes      []vg.Length
+	glyph       draw.GlyphDrawer
+	theory      bool // draw the theoretical line rate
+	calibration bool // draw the tester's calibrated ceiling
+	// measured draws the run's throughput; ThroughputChart always does,
+	// a comparison draws the theoretical line on its own first.
+	measured bool
+}
+
+// addThroughput adds one run's throughput curves over [minSize, maxSize]
+// and returns the highest value drawn.
+func addThroughput(p *plot.Plot, res *rfc2544.Results, st throughputStyle, minSize, maxSize float64) (float64, error) {
+	name, c := st.name, st.color
+	var found, limited, missing plotter.XYs
+	for _, r := range res.Throughput {
+		f := float64(r.FrameSize)
 		switch {
 		case !r.Found:
 			missing = append(missing, plotter.XY{X: f, Y: 0})
@@ -301,10 +325,6 @@ func addThroughput(p *plot.Plot, res *rfc2544.Results, name string, c int) (floa
 			found = append(found, plotter.XY{X: f, Y: r.FPS})
 		}
 	}
-	if pmin, pmax := p.X.Min, p.X.Max; p.X.Scale != nil && pmax > pmin && pmin > 0 {
-		minSize, maxSize = math.Min(minSize, pmin*1.15), math.Max(maxSize, pmax/1.15)
-	}
-	frameSizeAxis(&p.X, minSize, maxSize)
 	label := func(s string) string {
 		if name == "" {
 			return s
@@ -319,14 +339,16 @@ func addThroughput(p *plot.Plot, res *rfc2544.Results, name string, c int) (floa
 		f := minSize * math.Pow(maxSize/minSize, float64(i)/n)
 		theory = append(theory, plotter.XY{X: f, Y: framing.LineRateFPS(res.Plan.LinkBps, int(math.Round(f))) * float64(streams(res))})
 	}
-	tl, err := plotter.NewLine(theory)
-	if err != nil {
-		return 0, fmt.Errorf("throughput chart: %w", err)
+	if st.theory {
+		tl, err := plotter.NewLine(theory)
+		if err != nil {
+			return 0, fmt.Errorf("throughput chart: %w", err)
+		}
+		tl.Color, tl.Width, tl.Dashes = colorOf(c+1), vg.Points(1.5), []vg.Length{vg.Points(6), vg.Points(3)}
+		p.Add(tl)
+		p.Legend.Add(label("theoretical line rate ("+bitRate(res.Plan.LinkBps)+")"), tl)
 	}
-	tl.Color, tl.Width, tl.Dashes = colorOf(c+1), vg.Points(1.5), []vg.Length{vg.Points(6), vg.Points(3)}
-	p.Add(tl)
-	p.Legend.Add(label("theoretical line rate ("+bitRate(res.Plan.LinkBps)+")"), tl)
-	if len(res.Tester.Calibration) > 0 {
+	if st.calibration && len(res.Tester.Calibration) > 0 {
 		var cal plotter.XYs
 		for _, cp := range res.Tester.Calibration {
 			cal = append(cal, plotter.XY{X: float64(cp.FrameSize), Y: cp.CeilingFPS})
@@ -339,11 +361,19 @@ func addThroughput(p *plot.Plot, res *rfc2544.Results, name string, c int) (floa
 		p.Add(cl, cs)
 		p.Legend.Add(label("tester ceiling (calibrated)"), cl, cs)
 	}
+	if !st.measured {
+		found, limited, missing = nil, nil, nil
+	}
 	if len(found) > 0 {
-		l, s, err := line(found, colorOf(c), false, draw.CircleGlyph{})
+		glyph := st.glyph
+		if glyph == nil {
+			glyph = draw.CircleGlyph{}
+		}
+		l, s, err := line(found, colorOf(c), false, glyph)
 		if err != nil {
 			return 0, fmt.Errorf("throughput chart: %w", err)
 		}
+		l.Dashes = st.dashes
 		p.Add(l, s)
 		p.Legend.Add(label("measured throughput"), l, s)
 	}
@@ -366,6 +396,9 @@ func addThroughput(p *plot.Plot, res *rfc2544.Results, name string, c int) (floa
 		p.Legend.Add(label("no throughput (not found)"), s)
 	}
 	ymax := 0.0
+	if !st.theory {
+		theory = nil
+	}
 	for _, xys := range []plotter.XYs{theory, found} {
 		for _, xy := range xys {
 			ymax = math.Max(ymax, xy.Y)

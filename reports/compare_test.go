@@ -1,0 +1,136 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rfc2544/rfc2544/rfc2544"
+)
+
+func compareFixtures(t *testing.T) Comparison {
+	t.Helper()
+	c := Compare(loadFixture(t, fixture1500), loadFixture(t, fixture9000))
+	c.A.Label, c.B.Label = "mtu1500.json", "mtu9000.json"
+	return c
+}
+
+func TestGoldenComparison(t *testing.T) {
+	c := compareFixtures(t)
+	var b bytes.Buffer
+	if err := WriteComparison(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "compare_1500_9000.txt", b.Bytes())
+
+	var svg bytes.Buffer
+	if err := WriteComparisonChart(&svg, c, SVG); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "compare_1500_9000.svg", svg.Bytes())
+	var pb bytes.Buffer
+	if err := WriteComparisonChart(&pb, c, PNG); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := png.Decode(&pb); err != nil {
+		t.Fatalf("comparison PNG does not decode: %v", err)
+	}
+	if dir := os.Getenv("REPORTS_CHART_DIR"); dir != "" {
+		var pb bytes.Buffer
+		WriteComparisonChart(&pb, c, PNG)
+		os.WriteFile(dir+"/compare.png", pb.Bytes(), 0o644)
+	}
+}
+
+// TestCompareMTU checks the 1500-vs-9000 question: jumbo sizes only on the
+// 9000 side, deltas where both runs have a number.
+func TestCompareMTU(t *testing.T) {
+	c := compareFixtures(t)
+	type cell struct {
+		Present, HasValue, AtLeast bool
+		Note                       string
+	}
+	type row struct {
+		A, B     cell
+		HasDelta bool
+	}
+	got := map[int]row{}
+	for _, r := range c.Rows {
+		if r.Test == rfc2544.TestThroughput && r.Metric == MetricThroughputFPS {
+			got[r.FrameSize] = row{
+				A:        cell{r.A.Present, r.A.V != nil, r.A.AtLeast, r.A.Note},
+				B:        cell{r.B.Present, r.B.V != nil, r.B.AtLeast, r.B.Note},
+				HasDelta: r.Delta != nil,
+			}
+			if r.Delta != nil && *r.Delta != *r.B.V-*r.A.V {
+				t.Errorf("%d B: delta %g, want B − A = %g", r.FrameSize, *r.Delta, *r.B.V-*r.A.V)
+			}
+		}
+	}
+	both := row{A: cell{true, true, false, ""}, B: cell{true, true, false, ""}, HasDelta: true}
+	want := map[int]row{
+		64:   {A: cell{true, true, true, ""}, B: cell{true, true, true, ""}, HasDelta: true},
+		128:  both,
+		256:  both,
+		512:  both,
+		1024: both,
+		1280: both,
+		1518: both,
+		1522: {A: cell{true, false, false, "not found"}, B: cell{true, true, false, ""}},
+		4096: {A: cell{}, B: cell{true, true, false, ""}},
+		9018: {A: cell{}, B: cell{true, true, false, ""}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("throughput rows (-want +got):\n%s", diff)
+	}
+	for _, n := range []string{"frame_loss: only in A (B did not run it).", "system_recovery: only in A (B did not run it)."} {
+		if !slicesContains(c.Notes, n) {
+			t.Errorf("notes %q lack %q", c.Notes, n)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteComparison(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"— (only in B)", "only in B", "not found"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("comparison text lacks %q", s)
+		}
+	}
+	if _, err := json.Marshal(c); err != nil {
+		t.Errorf("comparison does not marshal: %v", err)
+	}
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func TestCompareSelf(t *testing.T) {
+	res := loadFixture(t, fixture1500)
+	c := Compare(res, res)
+	if len(c.Rows) == 0 {
+		t.Fatal("no rows")
+	}
+	for _, r := range c.Rows {
+		if !r.A.Present || !r.B.Present {
+			t.Errorf("%s %d %s: a run compared with itself has a one-sided row", r.Test, r.FrameSize, r.Metric)
+		}
+		if r.Delta != nil && *r.Delta != 0 {
+			t.Errorf("%s %d %s: delta %g comparing a run with itself", r.Test, r.FrameSize, r.Metric, *r.Delta)
+		}
+		if r.Ratio != nil && *r.Ratio != 1 {
+			t.Errorf("%s %d %s: ratio %g comparing a run with itself", r.Test, r.FrameSize, r.Metric, *r.Ratio)
+		}
+	}
+}
