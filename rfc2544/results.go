@@ -162,8 +162,8 @@ type LatencyResult struct {
 	FrameSize int `json:"frame_size"`
 	// Skipped is set with a reason when no throughput was found to test at.
 	Skipped string `json:"skipped,omitempty"`
-	// RateFPS and RatePercent are the load the streams ran at (the
-	// throughput rate).
+	// RateFPS (all streams) and RatePercent (of line rate, per stream) are
+	// the load the streams ran at: the throughput rate.
 	RateFPS     float64 `json:"rate_fps"`
 	RatePercent float64 `json:"rate_percent"`
 	// Definition is the latency definition used, e.g. "FIFO (first bit in,
@@ -216,7 +216,7 @@ type BackToBackResult struct {
 	// Skipped is set with the RFC 9004 reason when the size was not tested
 	// (e.g. its throughput equals the line rate).
 	Skipped string `json:"skipped,omitempty"`
-	// RateFPS is the burst rate (line rate).
+	// RateFPS is the burst rate per stream (line rate).
 	RateFPS float64 `json:"rate_fps"`
 	// BurstFrames is the longest lossless burst of each repetition.
 	BurstFrames  []int64 `json:"burst_frames"`
@@ -236,7 +236,8 @@ type BackToBackResult struct {
 	TesterLimited bool `json:"tester_limited,omitempty"`
 	// Incomplete is set when the run stopped before every repetition ran.
 	Incomplete bool `json:"incomplete,omitempty"`
-	// ThroughputFPS is the measured throughput the correction uses.
+	// ThroughputFPS is the measured throughput per stream the correction
+	// uses.
 	ThroughputFPS float64 `json:"throughput_fps"`
 	// ImpliedBufferS = AvgFrames / line-rate fps; CorrectedBufferS subtracts
 	// what the DUT forwarded meanwhile (RFC 9004 §5).
@@ -249,8 +250,8 @@ type BackToBackResult struct {
 type RecoveryResult struct {
 	FrameSize int    `json:"frame_size"`
 	Skipped   string `json:"skipped,omitempty"`
-	// OverloadFPS is min(110% of throughput, line rate); RecoveryFPS is half
-	// of it.
+	// OverloadFPS is min(110% of throughput, line rate) and RecoveryFPS half
+	// of it, summed over the streams.
 	OverloadFPS float64 `json:"overload_fps"`
 	RecoveryFPS float64 `json:"recovery_fps"`
 	// RecoveryS is the time from the rate change to the last lost frame;
