@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/rfc2544/rfc2544/reports"
+	"github.com/rfc2544/rfc2544/rfc2544"
+)
+
+func init() {
+	register("compare", "show two runs side by side (e.g. 1500 vs 9000 MTU): both values, delta and ratio", compareVerb)
+}
+
+const compareHelp = `Usage: rfc2544 compare A B [--test NAME] [--format table|json] [--chart FILE.svg|FILE.png]
+
+rfc2544 compare puts two results files side by side: per test, frame size and
+metric, the value in A and in B, the delta (B − A) and the ratio (B / A).
+Frame sizes only one run has are shown as "— (only in B)"; tests only one
+run has are named in a note; tester-limited values are lower bounds, and
+deltas that use them are marked "(bound)".
+
+Metrics: throughput (fps, Mbit/s L1, % of line rate), latency at the
+throughput rate (mean, P99, max), frame loss at each load both runs tried,
+back-to-back (average burst, corrected buffer time), system recovery time.
+
+Examples:
+  # the 1500 vs 9000 MTU question
+  rfc2544 compare mtu1500/results.json mtu9000/results.json
+  # firmware A vs B, throughput only, with an overlay chart
+  rfc2544 compare fwA/results.json fwB/results.json --test throughput --chart fw.svg
+  # for a pipeline
+  rfc2544 compare a.json b.json --format json > diff.json
+
+Exit codes: 0 ok, 1 a file cannot be read (missing, corrupt, newer schema),
+2 usage error.
+
+Flags:
+`
+
+func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	test := fs.String("test", "", "only this `test`: throughput, latency, frame_loss, back_to_back, system_recovery")
+	format := fs.String("format", "table", "output `format`: table or json")
+	chart := fs.String("chart", "", "also write the throughput overlay chart to `file` (.svg or .png)")
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printVerbHelp(stdout, compareHelp, fs)
+		return nil
+	}
+	if err != nil {
+		return usagef("compare: %v; run 'rfc2544 compare --help' for the flags", err)
+	}
+	if len(pos) != 2 {
+		return usagef("compare: want two results files (A B), got %d%s: rfc2544 compare a/results.json b/results.json",
+			len(pos), listArgs(pos))
+	}
+	if *format != "table" && *format != "json" {
+		return usagef("compare: --format %q: unknown; want table or json", *format)
+	}
+	var only rfc2544.Test
+	if *test != "" {
+		t, err := reports.ParseTable(*test)
+		if err != nil || t == reports.TableSearchLog || t == reports.TableProbe {
+			return usagef("compare: --test %q: unknown; want one of throughput, latency, frame_loss, back_to_back, system_recovery", *test)
+		}
+		only = rfc2544.Test(t)
+	}
+	var chartFormat reports.ImageFormat
+	if *chart != "" {
+		if chartFormat, err = reports.ParseImageFormat(filepath.Ext(*chart)); err != nil {
+			return usagef("compare: --chart %q: the file name must end in .svg or .png", *chart)
+		}
+	}
+	a, err := reports.ReadResultsFile(pos[0])
+	if err != nil {
+		return fmt.Errorf("compare: A: %w", err)
+	}
+	b, err := reports.ReadResultsFile(pos[1])
+	if err != nil {
+		return fmt.Errorf("compare: B: %w", err)
+	}
+	c := reports.Compare(a, b)
+	c.A.Label, c.B.Label = runLabels(pos[0], pos[1])
+	if only != "" {
+		var rows []reports.ComparisonRow
+		for _, r := range c.Rows {
+			if r.Test == only {
+				rows = append(rows, r)
+			}
+		}
+		if len(rows) == 0 {
+			return usagef("compare: --test %s: the two runs have no %s results in common", only, only)
+		}
+		c.Rows = rows
+		var notes []string
+		for _, n := range c.Notes {
+			if !strings.Contains(n, ": only in ") || strings.HasPrefix(n, string(only)+":") {
+				notes = append(notes, n)
+			}
+		}
+		c.Notes = notes
+	}
+	if *chart != "" {
+		if err := writeReportFile(*chart, func(w io.Writer) error { return reports.WriteComparisonChart(w, c, chartFormat) }); err != nil {
+			return fmt.Errorf("compare: chart: %w", err)
+		}
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(c); err != nil {
+			return fmt.Errorf("compare: %w", err)
+		}
+	} else if err := reports.WriteComparison(stdout, c); err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	if *chart != "" {
+		fmt.Fprintln(stderr, "wrote", *chart)
+	}
+	return nil
+}
+
+// runLabels names the two runs by their file names, with as many parent
+// folders as it takes to tell them apart (dut1/results.json).
+func runLabels(a, b string) (string, string) {
+	pa := strings.Split(filepath.ToSlash(filepath.Clean(a)), "/")
+	pb := strings.Split(filepath.ToSlash(filepath.Clean(b)), "/")
+	for n := 1; n <= max(len(pa), len(pb)); n++ {
+		la := strings.Join(pa[max(0, len(pa)-n):], "/")
+		lb := strings.Join(pb[max(0, len(pb)-n):], "/")
+		if la != lb {
+			return la, lb
+		}
+	}
+	return a, b
+}
+
+func listArgs(a []string) string {
+	if len(a) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(a, " ") + ")"
+}

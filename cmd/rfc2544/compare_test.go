@@ -1,0 +1,127 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"image/png"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rfc2544/rfc2544/reports"
+)
+
+func TestCompareMTU(t *testing.T) {
+	chart := filepath.Join(t.TempDir(), "overlay.png")
+	stdout, stderr, err := reportCLI(t, "compare", fixture1500, fixture9000, "--chart", chart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The jumbo sizes exist only on the 9000 side; shared sizes have a delta.
+	for _, re := range []string{
+		`│ +4096 │ throughput \(fps\) +│ +— \(only in B\) │ +39,881 │ +only in B │ +— │`,
+		`│ +9018 │ throughput \(fps\) +│ +— \(only in B\) │ +18,162 │ +only in B │ +— │`,
+		`│ +1518 │ throughput \(fps\) +│ +100,385 │ +106,729 │ +\+6,343 │ +×1\.063 │`,
+		`│ +1522 │ throughput \(fps\) +│ +not found │ +106,452 │ +— │ +— │`,
+		`Note: frame_loss: only in A \(B did not run it\)\.`,
+		`A: mtu1500\.json`,
+	} {
+		if !regexp.MustCompile(re).MatchString(stdout) {
+			t.Errorf("comparison lacks %s:\n%s", re, stdout)
+		}
+	}
+	f, err := os.Open(chart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Errorf("--chart PNG does not decode: %v", err)
+	}
+	if !strings.Contains(stderr, "wrote "+chart) {
+		t.Errorf("stderr does not name the chart: %q", stderr)
+	}
+	// Same as the library's golden rendering.
+	if diff := cmp.Diff(readFile(t, filepath.Join(goldenDir, "compare_1500_9000.txt")), stdout); diff != "" {
+		t.Errorf("compare output differs from reports' golden file (-want +got):\n%s", diff)
+	}
+}
+
+func TestCompareJSONAndTest(t *testing.T) {
+	stdout, _, err := reportCLI(t, "compare", "--format", "json", "--test", "latency", fixture1500, fixture9000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c reports.Comparison
+	if err := json.Unmarshal([]byte(stdout), &c); err != nil {
+		t.Fatalf("--format json is not JSON: %v", err)
+	}
+	if len(c.Rows) == 0 {
+		t.Fatal("no rows")
+	}
+	for _, r := range c.Rows {
+		if r.Test != "latency" {
+			t.Errorf("--test latency kept a %s row", r.Test)
+		}
+	}
+	if len(c.Notes) != 0 {
+		t.Errorf("notes about other tests kept: %q", c.Notes)
+	}
+}
+
+func TestCompareErrors(t *testing.T) {
+	dir := t.TempDir()
+	newer := filepath.Join(dir, "newer.json")
+	os.WriteFile(newer, []byte(`{"schema": 2}`), 0o644)
+	tests := []struct {
+		name  string
+		args  []string
+		usage bool
+		want  []string
+	}{
+		{"one file", []string{"compare", fixture1500}, true, []string{"want two results files (A B), got 1"}},
+		{"three files", []string{"compare", fixture1500, fixture9000, fixture1500}, true, []string{"got 3"}},
+		{"missing B", []string{"compare", fixture1500, filepath.Join(dir, "nope.json")}, false, []string{"B: ", "nope.json", "no such file"}},
+		{"newer A", []string{"compare", newer, fixture1500}, false, []string{"A: ", "schema 2", "newer than schema 1"}},
+		{"bad chart extension", []string{"compare", fixture1500, fixture9000, "--chart", "x.gif"}, true, []string{`--chart "x.gif": the file name must end in .svg or .png`}},
+		{"unknown format", []string{"compare", fixture1500, fixture9000, "--format", "xml"}, true, []string{`--format "xml": unknown; want table or json`}},
+		{"unknown test", []string{"compare", fixture1500, fixture9000, "--test", "jitter"}, true, []string{`--test "jitter": unknown`}},
+		{"test in neither", []string{"compare", fixture9000, fixture9000, "--test", "frame_loss"}, true, []string{"no frame_loss results in common"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := reportCLI(t, tt.args...)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var ue usageError
+			if got := errors.As(err, &ue); got != tt.usage {
+				t.Errorf("usage error = %v, want %v (%v)", got, tt.usage, err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestRunLabels(t *testing.T) {
+	tests := []struct{ a, b, wantA, wantB string }{
+		{"mtu1500.json", "x/mtu9000.json", "mtu1500.json", "mtu9000.json"},
+		{"dut1/results.json", "dut2/results.json", "dut1/results.json", "dut2/results.json"},
+		{"/a/run/results.json", "/b/run/results.json", "a/run/results.json", "b/run/results.json"},
+		{"same.json", "same.json", "same.json", "same.json"},
+	}
+	for _, tt := range tests {
+		a, b := runLabels(tt.a, tt.b)
+		if a != tt.wantA || b != tt.wantB {
+			t.Errorf("runLabels(%q, %q) = %q, %q; want %q, %q", tt.a, tt.b, a, b, tt.wantA, tt.wantB)
+		}
+	}
+}

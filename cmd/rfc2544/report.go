@@ -1,0 +1,346 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/rfc2544/rfc2544/reports"
+	"github.com/rfc2544/rfc2544/rfc2544"
+)
+
+func init() {
+	register("report", "re-render a results file as tables, JSON, CSV, HTML or charts, without re-running", reportVerb)
+}
+
+// reportFormats are the values of report --format.
+var reportFormats = []string{"table", "json", "csv", "html", "svg", "png"}
+
+const reportHelp = `Usage: rfc2544 report RESULTS [--format table|json|csv|html|svg|png] [--out DIR] [--test NAME] [--chart NAME]
+
+rfc2544 report re-renders the results file of a run (results.json) without
+re-running anything. Without --out it writes to stdout; with --out it writes
+files into DIR (created if needed) and lists them.
+
+Formats:
+  table  text tables: throughput, search log per frame size, latency, frame
+         loss, back-to-back, system recovery, path probe (report.txt)
+  json   the results file itself, re-encoded in this rfc2544's schema
+         (results.json); with --test, only that test's results
+  csv    one table as CSV (stdout: needs --test); with --out, one file per
+         table (throughput.csv, search_log.csv, ...)
+  html   one self-contained page with every table and chart (report.html)
+  svg    charts (stdout: one chart, named by --chart or implied by --test);
+  png    with --out, every chart (throughput.svg, latency.svg, ...)
+
+Tests (--test): throughput, search_log, latency, frame_loss, back_to_back,
+system_recovery, probe ("-" may stand for "_"; b2b and recovery work too).
+Charts (--chart): throughput, latency, frame_loss, latency_cdf.
+
+Examples:
+  rfc2544 report dut1/results.json
+  rfc2544 report dut1/results.json --format html --out dut1
+  rfc2544 report dut1/results.json --format csv --test search-log > search.csv
+  rfc2544 report dut1/results.json --format png --chart throughput > tput.png
+  rfc2544 report dut1/results.json --format svg --out charts
+
+Exit codes: 0 ok, 1 the file cannot be read (missing, corrupt, newer
+schema), 2 usage error.
+
+Flags:
+`
+
+type reportFlags struct {
+	fs                      *flag.FlagSet
+	format, out, test, kind string
+}
+
+func newReportFlags() *reportFlags {
+	f := &reportFlags{fs: flag.NewFlagSet("report", flag.ContinueOnError)}
+	f.fs.SetOutput(io.Discard)
+	f.fs.StringVar(&f.format, "format", "table", "output `format`: "+strings.Join(reportFormats, ", "))
+	f.fs.StringVar(&f.out, "out", "", "write files into `folder` instead of stdout")
+	f.fs.StringVar(&f.test, "test", "", "only this test's `table` (or charts)")
+	f.fs.StringVar(&f.kind, "chart", "", "svg/png: only this `chart`: throughput, latency, frame_loss, latency_cdf")
+	return f
+}
+
+func reportVerb(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f := newReportFlags()
+	pos, err := parseInterspersed(f.fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printVerbHelp(stdout, reportHelp, f.fs)
+		return nil
+	}
+	if err != nil {
+		return usagef("report: %v; run 'rfc2544 report --help' for the flags", err)
+	}
+	switch len(pos) {
+	case 0:
+		return usagef("report: no results file given: rfc2544 report RESULTS.json [--format ...]")
+	case 1:
+	default:
+		return usagef("report: one results file at a time, got %d (%s); to put two runs side by side use 'rfc2544 compare A B'",
+			len(pos), strings.Join(pos, " "))
+	}
+	format := strings.ToLower(f.format)
+	if !slices.Contains(reportFormats, format) {
+		return usagef("report: --format %q: unknown; want one of %s", f.format, strings.Join(reportFormats, ", "))
+	}
+	var table reports.Table
+	if f.test != "" {
+		if table, err = reports.ParseTable(f.test); err != nil {
+			return usagef("report: --test: %v", err)
+		}
+	}
+	var kind reports.ChartKind
+	if f.kind != "" {
+		if format != "svg" && format != "png" {
+			return usagef("report: --chart goes with --format svg or png, not %s", format)
+		}
+		if kind, err = reports.ParseChartKind(f.kind); err != nil {
+			return usagef("report: --chart: %v", err)
+		}
+	}
+	res, err := reports.ReadResultsFile(pos[0])
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	outs, err := reportOutputs(res, format, table, kind, f.out != "")
+	if err != nil {
+		return err
+	}
+	if f.out == "" {
+		return outs[0].write(stdout)
+	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return fmt.Errorf("report: create output folder: %w", err)
+	}
+	for _, o := range outs {
+		path := filepath.Join(f.out, o.name)
+		if err := writeReportFile(path, o.write); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		fmt.Fprintln(stdout, "wrote", path)
+	}
+	return nil
+}
+
+// reportOutput is one thing report writes: a file name (with --out) and a writer.
+type reportOutput struct {
+	name  string
+	write func(io.Writer) error
+}
+
+// reportOutputs decides what report writes. Without toDir, exactly one
+// output goes to stdout, so a format that makes several needs --test or
+// --chart to pick one.
+func reportOutputs(res *rfc2544.Results, format string, table reports.Table, kind reports.ChartKind, toDir bool) ([]reportOutput, error) {
+	if table != "" && !hasTable(res, table) {
+		return nil, usagef("report: --test %s: the results hold no %s results (the run's tests: %s)", table, table, presentTables(res))
+	}
+	switch format {
+	case "table":
+		if table != "" {
+			return []reportOutput{{string(table) + ".txt", func(w io.Writer) error { return reports.WriteTable(w, res, table) }}}, nil
+		}
+		return []reportOutput{{"report.txt", func(w io.Writer) error { return reports.WriteTables(w, res) }}}, nil
+	case "json":
+		sub := onlyTest(res, table)
+		return []reportOutput{{"results.json", func(w io.Writer) error { return reports.WriteJSON(w, sub) }}}, nil
+	case "html":
+		sub := onlyTest(res, table)
+		return []reportOutput{{"report.html", func(w io.Writer) error { return reports.WriteHTML(w, sub) }}}, nil
+	case "csv":
+		tables := []reports.Table{table}
+		if table == "" {
+			if !toDir {
+				return nil, usagef("report: csv on stdout is one table: add --test (%s), or --out DIR for one file per table", presentTables(res))
+			}
+			tables = nil
+			for _, t := range reports.Tables {
+				if hasTable(res, t) {
+					tables = append(tables, t)
+				}
+			}
+		}
+		var outs []reportOutput
+		for _, t := range tables {
+			outs = append(outs, reportOutput{string(t) + ".csv", func(w io.Writer) error { return reports.WriteCSV(w, res, t) }})
+		}
+		if len(outs) == 0 {
+			return nil, errors.New("report: the results hold no test results to write as CSV")
+		}
+		return outs, nil
+	}
+	// svg, png
+	imgFormat := reports.ImageFormat(format)
+	kinds := reports.AvailableCharts(res)
+	if table != "" {
+		kinds = chartsOf(table, kinds)
+		if len(kinds) == 0 {
+			return nil, usagef("report: --test %s has no chart; charts exist for throughput, latency (and latency_cdf) and frame_loss", table)
+		}
+	}
+	if kind != "" {
+		if !slices.Contains(reports.AvailableCharts(res), kind) {
+			return nil, usagef("report: --chart %s: the results hold no data for it (available: %s)", kind, joinChartKinds(reports.AvailableCharts(res)))
+		}
+		kinds = []reports.ChartKind{kind}
+	}
+	if len(kinds) == 0 {
+		return nil, errors.New("report: the results hold no data for any chart")
+	}
+	if !toDir && len(kinds) > 1 {
+		return nil, usagef("report: %s on stdout is one chart: add --chart (%s), or --out DIR for every chart", format, joinChartKinds(kinds))
+	}
+	var outs []reportOutput
+	for _, k := range kinds {
+		outs = append(outs, reportOutput{string(k) + "." + format, func(w io.Writer) error { return reports.WriteChart(w, res, k, imgFormat) }})
+	}
+	return outs, nil
+}
+
+// chartsOf is the charts of one table, among those available.
+func chartsOf(t reports.Table, avail []reports.ChartKind) []reports.ChartKind {
+	var want []reports.ChartKind
+	switch t {
+	case reports.TableThroughput, reports.TableSearchLog:
+		want = []reports.ChartKind{reports.ChartThroughput}
+	case reports.TableLatency:
+		want = []reports.ChartKind{reports.ChartLatency, reports.ChartLatencyCDF}
+	case reports.TableFrameLoss:
+		want = []reports.ChartKind{reports.ChartFrameLoss}
+	}
+	var out []reports.ChartKind
+	for _, k := range want {
+		if slices.Contains(avail, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// hasTable reports whether res holds the results table t is made of.
+func hasTable(res *rfc2544.Results, t reports.Table) bool {
+	switch t {
+	case reports.TableThroughput, reports.TableSearchLog:
+		return len(res.Throughput) > 0
+	case reports.TableLatency:
+		return len(res.Latency) > 0
+	case reports.TableFrameLoss:
+		return len(res.FrameLoss) > 0
+	case reports.TableBackToBack:
+		return len(res.BackToBack) > 0
+	case reports.TableRecovery:
+		return len(res.Recovery) > 0
+	case reports.TableProbe:
+		return len(res.Probes) > 0
+	}
+	return false
+}
+
+func presentTables(res *rfc2544.Results) string {
+	var s []string
+	for _, t := range reports.Tables {
+		if hasTable(res, t) {
+			s = append(s, string(t))
+		}
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+// onlyTest returns res reduced to the results of table t (all of res when t
+// is empty); the metadata stays.
+func onlyTest(res *rfc2544.Results, t reports.Table) *rfc2544.Results {
+	if t == "" {
+		return res
+	}
+	sub := *res
+	sub.Throughput, sub.Latency, sub.FrameLoss, sub.BackToBack, sub.Recovery, sub.Probes = nil, nil, nil, nil, nil, nil
+	switch t {
+	case reports.TableThroughput, reports.TableSearchLog:
+		sub.Throughput = res.Throughput
+	case reports.TableLatency:
+		sub.Latency = res.Latency
+	case reports.TableFrameLoss:
+		sub.FrameLoss = res.FrameLoss
+	case reports.TableBackToBack:
+		sub.BackToBack = res.BackToBack
+	case reports.TableRecovery:
+		sub.Recovery = res.Recovery
+	case reports.TableProbe:
+		sub.Probes = res.Probes
+	}
+	return &sub
+}
+
+// parseInterspersed parses flags placed before, between or after the
+// positional arguments ("report results.json --format html") and returns
+// the positional ones. "--" ends the flags.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// printVerbHelp writes a verb's help text and then its flags.
+func printVerbHelp(w io.Writer, help string, fs *flag.FlagSet) {
+	fmt.Fprint(w, help)
+	var b bytes.Buffer
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	fmt.Fprint(w, b.String())
+}
+
+// writeReportFile writes path through a temporary file in its folder, so a
+// reader never sees half a file.
+func writeReportFile(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	err = write(tmp)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func joinChartKinds(k []reports.ChartKind) string {
+	s := make([]string, len(k))
+	for i, x := range k {
+		s[i] = string(x)
+	}
+	return strings.Join(s, ", ")
+}
