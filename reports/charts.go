@@ -506,12 +506,19 @@ func LatencyCDFChart(res *rfc2544.Results) (*plot.Plot, error) {
 		if r.Skipped != "" || s.Count == 0 || len(s.Buckets) == 0 {
 			continue
 		}
+		// The last bucket holds every frame the histogram saw; normalize by
+		// it rather than by Count, which a sampled histogram (SimDUT's)
+		// does not reach.
+		total := float64(s.Buckets[len(s.Buckets)-1].Cumulative)
+		if total <= 0 {
+			continue
+		}
 		var xys plotter.XYs
 		for _, b := range s.Buckets {
 			if b.UpToNs <= 0 {
 				continue
 			}
-			xys = append(xys, plotter.XY{X: float64(b.UpToNs) / 1e3, Y: float64(b.Cumulative) * 100 / float64(s.Count)})
+			xys = append(xys, plotter.XY{X: float64(b.UpToNs) / 1e3, Y: float64(b.Cumulative) * 100 / total})
 		}
 		if len(xys) == 0 {
 			continue
