@@ -324,6 +324,9 @@ func writeReportFile(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	err = write(tmp)
+	if err == nil {
+		err = tmp.Chmod(0o644) // CreateTemp makes 0600; reports are for sharing
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

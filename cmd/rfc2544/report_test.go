@@ -131,8 +131,15 @@ func TestReportOutDir(t *testing.T) {
 			var got []string
 			for _, e := range entries {
 				got = append(got, e.Name())
-				if info, _ := e.Info(); info.Size() == 0 {
+				info, err := e.Info()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if info.Size() == 0 {
 					t.Errorf("%s is empty", e.Name())
+				}
+				if perm := info.Mode().Perm(); perm != 0o644 {
+					t.Errorf("%s has mode %v, want -rw-r--r--", e.Name(), perm)
 				}
 			}
 			want := append([]string(nil), tt.files...)
