@@ -351,7 +351,8 @@ func addThroughput(p *plot.Plot, res *rfc2544.Results, st throughputStyle, minSi
 	if st.calibration && len(res.Tester.Calibration) > 0 {
 		var cal plotter.XYs
 		for _, cp := range res.Tester.Calibration {
-			cal = append(cal, plotter.XY{X: float64(cp.FrameSize), Y: cp.CeilingFPS})
+			// The ceiling is per stream; the chart shows all streams.
+			cal = append(cal, plotter.XY{X: float64(cp.FrameSize), Y: cp.CeilingFPS * float64(streams(res))})
 		}
 		cl, cs, err := line(cal, color.Gray{Y: 110}, true, draw.PlusGlyph{})
 		if err != nil {

@@ -379,7 +379,7 @@ func metadata(res *rfc2544.Results) [][2]string {
 		for _, p := range tester.Calibration {
 			c = append(c, fmt.Sprintf("%d B %s fps", p.FrameSize, fps(p.CeilingFPS)))
 		}
-		add("Tester ceiling", strings.Join(c, "; "))
+		add("Tester ceiling", strings.Join(c, "; ")+" (per stream)")
 	} else {
 		add("Tester ceiling", "not calibrated")
 	}
