@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -116,7 +117,7 @@ func openPort(name string, cfg PortConfig, c Config, txOnly bool) (*port, error)
 			p.closeSockets()
 			return nil, fmt.Errorf("set up %s: %w", p.where(), err)
 		}
-		p.paths.QdiscBypass = p.tx.SetQdiscBypass() == nil
+		p.paths.QdiscBypass = os.Getenv("RFC2544_XBYPASS") == "" && p.tx.SetQdiscBypass() == nil
 		_ = p.tx.SetSendBuffer(sndBufBytes)
 		return p, nil
 	}
@@ -134,7 +135,7 @@ func (p *port) setup(c Config) error {
 	if err := p.tx.Bind(0); err != nil {
 		return err
 	}
-	if err := p.tx.SetQdiscBypass(); err == nil {
+	if err := p.tx.SetQdiscBypass(); os.Getenv("RFC2544_XBYPASS") == "" && err == nil {
 		p.paths.QdiscBypass = true
 	}
 	_ = p.tx.SetSendBuffer(sndBufBytes)
@@ -192,11 +193,14 @@ func (p *port) prepareTx(n int, noRing bool) error {
 		if err := p.tx.Bind(0); err != nil {
 			return err
 		}
-		p.paths.QdiscBypass = p.tx.SetQdiscBypass() == nil
+		p.paths.QdiscBypass = os.Getenv("RFC2544_XBYPASS") == "" && p.tx.SetQdiscBypass() == nil
 		_ = p.tx.SetSendBuffer(sndBufBytes)
 	}
 	slot = max(slot, 256) // room to grow without reopening for small frames
 	frames := min(max(txRingBytes/slot, txMinSlots), txMaxSlots)
+	if v, err := strconv.Atoi(os.Getenv("RFC2544_XSLOTS")); err == nil {
+		frames = v
+	}
 	r, err := p.tx.SetupRing(true, slot, frames)
 	if err != nil {
 		// Fall back to sendto, and say so in Paths.

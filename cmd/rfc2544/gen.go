@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/rfc2544/rfc2544/trials"
+)
+
+// gen is a hidden benchmark verb: the engine's transmit path alone, so
+// internal/bench can put it beside trafgen in the same run.
+func init() {
+	register("gen", "(benchmark) send test frames on one interface with the engine's generator, no receiver", runGen)
+}
+
+func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		ns     = fs.String("ns", "", "network namespace of the interface (empty: the current one)")
+		dev    = fs.String("dev", "", "interface to send on (required)")
+		dmac   = fs.String("dmac", "", "destination MAC of the frames (required)")
+		srcIP  = fs.String("src-ip", "198.18.0.2", "source IPv4 address (198.18.0.0/15)")
+		dstIP  = fs.String("dst-ip", "198.19.0.2", "destination IPv4 address (198.18.0.0/15)")
+		dport  = fs.Uint("dport", 7, "UDP destination port")
+		frame  = fs.Int("frame", 64, "RFC 2544 frame size in bytes, FCS included")
+		secs   = fs.Duration("secs", 5*time.Second, "how long to send (a duration, or whole seconds)")
+		rate   = fs.Float64("rate", 0, "intended rate in frames/s; 0 = as fast as possible")
+		noRing = fs.Bool("no-tx-ring", false, "use sendto per frame instead of PACKET_TX_RING")
+		batch  = fs.Int("batch", 0, "frames per transmit call (0 = default)")
+		asJSON = fs.Bool("json", false, "print the result as JSON")
+	)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: rfc2544 gen --dev IF --dmac MAC [--frame 64] [--secs 5s] [--rate FPS]\n\nBenchmark mode: the generator alone, no receiver, no ARP.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(fixSecs(args)); err != nil {
+		if err == flag.ErrHelp {
+			return nil
+		}
+		return usagef("gen: %v", err)
+	}
+	mac, err := net.ParseMAC(*dmac)
+	if err != nil || len(mac) != 6 {
+		return usagef("gen --dmac %q: want a MAC such as 02:00:00:00:00:01", *dmac)
+	}
+	if *dev == "" {
+		return usagef("gen --dev: required, e.g. --dev p1")
+	}
+	src, err := netip.ParseAddr(*srcIP)
+	if err != nil {
+		return usagef("gen --src-ip %q: %v", *srcIP, err)
+	}
+	dst, err := netip.ParseAddr(*dstIP)
+	if err != nil {
+		return usagef("gen --dst-ip %q: %v", *dstIP, err)
+	}
+	if *dport > 65535 {
+		return usagef("gen --dport %d: want 0..65535", *dport)
+	}
+	res, err := trials.Generate(ctx, trials.GenConfig{Namespace: *ns, Interface: *dev, DstMAC: mac, SrcIP: src, DstIP: dst,
+		DstPort: uint16(*dport), FrameSize: *frame, RateFPS: *rate, Duration: *secs, NoTxRing: *noRing, Batch: *batch})
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("gen: %w", err)
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(res)
+	}
+	_, werr := fmt.Fprintf(stdout, "sent %d failed %d seconds %.6f offered_fps %.1f tx %s qdisc_bypass %v\n",
+		res.Sent, res.Failed, res.Seconds, res.OfferedFPS, res.Paths.TX, res.Paths.QdiscBypass)
+	return werr
+}
+
+// fixSecs lets --secs take whole seconds ("--secs 7", as peers.sh passes).
+func fixSecs(args []string) []string {
+	out := append([]string(nil), args...)
+	for i := 0; i < len(out); i++ {
+		v, name := "", ""
+		switch {
+		case (out[i] == "--secs" || out[i] == "-secs") && i+1 < len(out):
+			name, v = out[i], out[i+1]
+			if isDigits(v) {
+				out[i+1] = v + "s"
+			}
+		case len(out[i]) > 7 && (out[i][:7] == "--secs=" || out[i][:6] == "-secs="):
+			name = out[i][:len(out[i])-len(afterEq(out[i]))]
+			if v = afterEq(out[i]); isDigits(v) {
+				out[i] = name + v + "s"
+			}
+		}
+	}
+	return out
+}
+
+func afterEq(s string) string {
+	for i := range s {
+		if s[i] == '=' {
+			return s[i+1:]
+		}
+	}
+	return ""
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,189 @@
+package agent
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"fmt"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+)
+
+// Token limits, in bytes.
+const (
+	// MinTokenLen is the shortest token accepted: 16 bytes, e.g. the
+	// output of `head -c 32 /dev/urandom | base64`.
+	MinTokenLen = 16
+	// MaxTokenLen is the longest token file accepted.
+	MaxTokenLen = 4096
+)
+
+// LoadToken reads the shared secret from a token file, as both the agent
+// and the controller do. Like ssh with a private key, it refuses a file
+// that group or others may read or write, and a token shorter than
+// MinTokenLen. Surrounding white space (a trailing newline) is not part of
+// the token.
+func LoadToken(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("token file: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("token file: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("token file %s: not a regular file", path)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("token file %s: mode %04o lets group or others access it; run chmod 600 %s", path, perm, path)
+	}
+	if fi.Size() > MaxTokenLen {
+		return nil, fmt.Errorf("token file %s: %d bytes, above the %d-byte limit; a token is one line of random text", path, fi.Size(), MaxTokenLen)
+	}
+	b := make([]byte, MaxTokenLen+1)
+	n, _ := f.Read(b)
+	tok := bytes.TrimSpace(b[:n])
+	if err := CheckToken(tok); err != nil {
+		return nil, fmt.Errorf("token file %s: %w", path, err)
+	}
+	return tok, nil
+}
+
+// CheckToken checks a token's length.
+func CheckToken(tok []byte) error {
+	if len(tok) == 0 {
+		return fmt.Errorf("token: empty; make one with: head -c 32 /dev/urandom | base64 > agent.token && chmod 600 agent.token")
+	}
+	if len(tok) < MinTokenLen {
+		return fmt.Errorf("token: %d bytes, shorter than the minimum %d; make one with: head -c 32 /dev/urandom | base64 > agent.token", len(tok), MinTokenLen)
+	}
+	if len(tok) > MaxTokenLen {
+		return fmt.Errorf("token: %d bytes, above the %d-byte limit", len(tok), MaxTokenLen)
+	}
+	return nil
+}
+
+// Labels that separate the uses of the token, so one MAC can never stand in
+// for another.
+const (
+	labelController = "rfc2544-agent v1 controller proof\x00"
+	labelAgent      = "rfc2544-agent v1 agent proof\x00"
+	labelSession    = "rfc2544-agent v1 session key\x00"
+)
+
+func mac(token []byte, label string, transcript []byte) []byte {
+	h := hmac.New(sha256.New, token)
+	h.Write([]byte(label))
+	h.Write(transcript)
+	return h.Sum(nil)
+}
+
+// controllerProof is the Auth MAC over Hello and Challenge as sent.
+func controllerProof(token, transcript []byte) []byte { return mac(token, labelController, transcript) }
+
+// agentProof is the AuthOK MAC over Hello, Challenge and Auth as sent.
+func agentProof(token, transcript []byte) []byte { return mac(token, labelAgent, transcript) }
+
+// sessionKey keys every message after AuthOK; transcript is Hello,
+// Challenge and Auth as sent.
+func sessionKey(token, transcript []byte) []byte { return mac(token, labelSession, transcript) }
+
+// limiter rate-limits failed handshakes per source: a token bucket of burst
+// failures refilled by one every refill. A source whose bucket is empty is
+// refused before its handshake starts. IPv6 sources are grouped by /64,
+// the smallest block one host usually holds.
+type limiter struct {
+	mu     sync.Mutex
+	burst  float64
+	refill time.Duration
+	now    func() time.Time
+	m      map[netip.Addr]*bucket
+}
+
+type bucket struct {
+	tokens  float64
+	last    time.Time
+	lastLog time.Time
+	quiet   int // refusals not logged since lastLog
+}
+
+// maxBuckets bounds the limiter's memory under a scan from many sources.
+const maxBuckets = 4096
+
+func newLimiter(burst int, refill time.Duration, now func() time.Time) *limiter {
+	return &limiter{burst: float64(burst), refill: refill, now: now, m: map[netip.Addr]*bucket{}}
+}
+
+func limitKey(a netip.Addr) netip.Addr {
+	a = a.Unmap()
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.Addr()
+	}
+	return a
+}
+
+// get returns a's bucket refilled to now; l.mu held.
+func (l *limiter) get(a netip.Addr) *bucket {
+	now := l.now()
+	b := l.m[a]
+	if b == nil {
+		if len(l.m) >= maxBuckets {
+			l.prune(now)
+		}
+		b = &bucket{tokens: l.burst, last: now}
+		l.m[a] = b
+		return b
+	}
+	if l.refill > 0 {
+		b.tokens = min(l.burst, b.tokens+float64(now.Sub(b.last))/float64(l.refill))
+	}
+	b.last = now
+	return b
+}
+
+func (l *limiter) prune(now time.Time) {
+	for a, b := range l.m {
+		if l.refill > 0 && b.tokens+float64(now.Sub(b.last))/float64(l.refill) >= l.burst {
+			delete(l.m, a)
+		}
+	}
+	for a := range l.m { // still full of failing sources: forget some
+		if len(l.m) < maxBuckets {
+			break
+		}
+		delete(l.m, a)
+	}
+}
+
+// allow reports whether a may attempt a handshake; when not, how long
+// until it may, and whether this refusal should be logged (the first, then
+// at most one a minute with the count of those not logged).
+func (l *limiter) allow(a netip.Addr) (ok bool, retry time.Duration, log bool, quiet int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.get(limitKey(a))
+	if b.tokens >= 1 {
+		return true, 0, false, 0
+	}
+	retry = time.Duration((1 - b.tokens) * float64(l.refill))
+	now := l.now()
+	if now.Sub(b.lastLog) >= time.Minute {
+		b.lastLog, quiet, b.quiet = now, b.quiet, 0
+		return false, retry, true, quiet
+	}
+	b.quiet++
+	return false, retry, false, 0
+}
+
+// fail takes one token from a's bucket.
+func (l *limiter) fail(a netip.Addr) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.get(limitKey(a))
+	b.tokens = max(0, b.tokens-1)
+}

@@ -1,0 +1,543 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/rfc2544/rfc2544/trials"
+)
+
+// Version is the control protocol version this package speaks. A peer that
+// sends another version gets an Error message naming both versions and the
+// connection is closed; see PROTOCOL.md.
+const Version uint16 = 1
+
+// Magic starts every message: the ASCII bytes "2544".
+const Magic uint32 = 0x32353434
+
+// Sizes, in bytes.
+const (
+	// HeaderLen is the fixed header: magic (4), version (2), type (2),
+	// payload length (4), all big-endian.
+	HeaderLen = 12
+	// MaxBody is the largest JSON body accepted: 1 MiB. A Results message
+	// with a latency histogram of a few thousand buckets per stream is
+	// well under it (TestMaxResultsFit).
+	MaxBody = 1 << 20
+	// MACLen is the session MAC that follows the body of every message
+	// after the handshake (HMAC-SHA256).
+	MACLen = 32
+	// NonceLen is the length of each side's handshake nonce.
+	NonceLen = 32
+)
+
+// Type is a message type, the header's third field.
+type Type uint16
+
+// Message types. Their numbers are part of the protocol: never renumber.
+const (
+	TypeHello Type = iota + 1
+	TypeChallenge
+	TypeAuth
+	TypeAuthOK
+	TypeTrialSetup
+	TypeReady
+	TypeStart
+	TypeStarted
+	TypeStop
+	TypeResults
+	TypeKeepalive
+	TypeError
+	typeEnd // one past the last type
+)
+
+var typeNames = [...]string{
+	TypeHello: "Hello", TypeChallenge: "Challenge", TypeAuth: "Auth", TypeAuthOK: "AuthOK",
+	TypeTrialSetup: "TrialSetup", TypeReady: "Ready", TypeStart: "Start", TypeStarted: "Started",
+	TypeStop: "Stop", TypeResults: "Results", TypeKeepalive: "Keepalive", TypeError: "Error",
+}
+
+func (t Type) String() string {
+	if t > 0 && t < typeEnd {
+		return typeNames[t]
+	}
+	return fmt.Sprintf("Type(%d)", uint16(t))
+}
+
+// Message is the body of one control message. Each message type is a
+// pointer to one of the structs below.
+type Message interface {
+	// Type is the message's header type.
+	Type() Type
+	// validate checks the decoded fields; the error names the field.
+	validate() error
+}
+
+// Hello opens a session, from the controller.
+type Hello struct {
+	// Software names the controller, e.g. "rfc2544 v0.3.0", for the logs.
+	Software string `json:"software"`
+	// Nonce is the controller's random handshake nonce, NonceLen bytes.
+	Nonce []byte `json:"nonce"`
+}
+
+// Challenge answers Hello, from the agent.
+type Challenge struct {
+	// Nonce is the agent's random handshake nonce, NonceLen bytes.
+	Nonce []byte `json:"nonce"`
+}
+
+// Auth proves the controller holds the token, from the controller.
+type Auth struct {
+	// MAC is HMAC-SHA256(token, "rfc2544-agent controller" ‖ transcript),
+	// the transcript being the Hello and Challenge messages as sent.
+	MAC []byte `json:"mac"`
+}
+
+// AuthOK proves the agent holds the token too, and states its limits.
+type AuthOK struct {
+	// MAC is HMAC-SHA256(token, "rfc2544-agent agent" ‖ transcript ‖ Auth).
+	MAC []byte `json:"mac"`
+	// Agent describes the agent and its policy.
+	Agent AgentInfo `json:"agent"`
+}
+
+// AgentInfo is what an agent tells its controller about itself.
+type AgentInfo struct {
+	// Software names the agent, e.g. "rfc2544 v0.3.0".
+	Software string `json:"software"`
+	// PeerAddr is the controller's address as the agent sees it: the only
+	// destination the agent will send test traffic to.
+	PeerAddr string `json:"peer_addr"`
+	// MaxRateBps is the agent's cap on what it sends, in L1 bits per second
+	// summed over every stream it sends (--max-rate).
+	MaxRateBps float64 `json:"max_rate_bps"`
+	// MaxDuration is the longest trial the agent accepts (--max-duration),
+	// learning, traffic and settle wait included.
+	MaxDuration Duration `json:"max_duration_ns"`
+	// ClockSync is the agent's declared clock synchronization; one-way
+	// latency needs ClockPTP.
+	ClockSync ClockSync `json:"clock_sync"`
+	// KeepaliveInterval and PeerTimeout are the agent's liveness settings.
+	KeepaliveInterval Duration `json:"keepalive_interval_ns"`
+	PeerTimeout       Duration `json:"peer_timeout_ns"`
+	// IdleTimeout ends a session without a trial for this long; zero means
+	// none.
+	IdleTimeout Duration `json:"idle_timeout_ns"`
+	// SessionTimeout ends any session this long after it started.
+	SessionTimeout Duration `json:"session_timeout_ns"`
+}
+
+// TrialSetup tells the agent what port B receives and sends in one trial,
+// from the controller. It names no address: the agent sends only to the
+// controller's own address.
+type TrialSetup struct {
+	// TrialID identifies the trial within the session; the controller
+	// picks it, and every later message of the trial repeats it.
+	TrialID uint64 `json:"trial_id"`
+	// Spec is the trial. Streams A->B are sent by the controller and
+	// received by the agent; streams B->A are sent by the agent.
+	Spec trials.Spec `json:"spec"`
+	// AgentPort is the UDP port the agent receives on; zero lets the agent
+	// pick one (Ready says which).
+	AgentPort uint16 `json:"agent_port"`
+	// ControllerPort is the controller's UDP port that the agent's B->A
+	// streams and reflected frames go to. 1024 or above.
+	ControllerPort uint16 `json:"controller_port"`
+	// Latency is how latency is measured: LatencyRoundTrip (the agent
+	// reflects latency-tagged frames back to the controller) or
+	// LatencyOneWay (the agent timestamps with its own clock; only with
+	// an agent started with --clock-sync ptp).
+	Latency LatencyMode `json:"latency"`
+	// ReflectFPS caps the rate at which the agent reflects frames in
+	// round-trip mode, in frames per second; it counts against the
+	// agent's --max-rate. Zero reflects nothing.
+	ReflectFPS float64 `json:"reflect_fps"`
+}
+
+// Ready answers TrialSetup: the agent is receiving.
+type Ready struct {
+	TrialID uint64 `json:"trial_id"`
+	// AgentPort is the UDP port the agent receives on.
+	AgentPort uint16 `json:"agent_port"`
+}
+
+// Start starts the agent's senders, from the controller.
+type Start struct {
+	TrialID uint64 `json:"trial_id"`
+}
+
+// Started answers Start: the agent's senders (if any) are running.
+type Started struct {
+	TrialID uint64 `json:"trial_id"`
+}
+
+// Stop ends the trial, from the controller, after its own traffic and the
+// settle wait: the agent stops sending and receiving and answers Results.
+type Stop struct {
+	TrialID uint64 `json:"trial_id"`
+}
+
+// Results is the agent's side of a trial.
+type Results struct {
+	TrialID uint64 `json:"trial_id"`
+	// Streams holds one result per Spec stream, in Spec order: for A->B
+	// streams the receive counters (Received, Reordered, Duplicate, Late,
+	// KernelDrops, Latency: one-way only, else empty), for B->A streams
+	// the send counters (Sent, OfferedFPS, TxSeconds). The controller
+	// merges them with its own.
+	Streams []trials.StreamResult `json:"streams"`
+	// Reflected counts frames the agent reflected (round-trip latency).
+	Reflected uint64 `json:"reflected"`
+	// TesterLimited and TesterLimitReason are set when the agent's side
+	// could not run the trial faithfully (its generator fell behind, its
+	// socket dropped frames).
+	TesterLimited     bool   `json:"tester_limited"`
+	TesterLimitReason string `json:"tester_limit_reason"`
+	// Paths are the agent's kernel paths.
+	Paths trials.Paths `json:"paths"`
+}
+
+// Keepalive says the sender is alive; either side sends it every keepalive
+// interval.
+type Keepalive struct{}
+
+// Error reports a failure to the peer. Its layout is frozen across protocol
+// versions, so a peer of any version can read why it was refused.
+type Error struct {
+	// Code classifies the error; see the Code constants.
+	Code Code `json:"code"`
+	// Message is for people: what went wrong and how to fix it.
+	Message string `json:"message"`
+	// TrialID is the trial the error is about, or zero.
+	TrialID uint64 `json:"trial_id"`
+	// Fatal is set when the sender closes the session after this message.
+	Fatal bool `json:"fatal"`
+}
+
+// Code classifies an Error message.
+type Code string
+
+// Error codes.
+const (
+	CodeVersion     Code = "version"      // unsupported protocol version
+	CodeAuth        Code = "auth"         // authentication failed
+	CodeRateLimited Code = "rate-limited" // too many failed attempts from this address
+	CodeBusy        Code = "busy"         // another controller has the agent
+	CodeProtocol    Code = "protocol"     // malformed, oversized or unexpected message
+	CodePolicy      Code = "policy"       // the trial breaks the agent's policy
+	CodeTimeout     Code = "timeout"      // a deadline passed
+	CodeTraffic     Code = "traffic"      // the agent's traffic engine failed
+	CodeShutdown    Code = "shutdown"     // the agent is stopping
+)
+
+// Duration is a time.Duration carried as integer nanoseconds.
+type Duration = int64
+
+// ClockSync is an agent's declared clock synchronization.
+type ClockSync string
+
+// Clock synchronizations.
+const (
+	// ClockNone: the hosts' clocks are not synchronized; latency is
+	// measured round trip.
+	ClockNone ClockSync = "none"
+	// ClockPTP: the user declares the clocks synchronized by PTP; one-way
+	// latency may be measured.
+	ClockPTP ClockSync = "ptp"
+)
+
+// LatencyMode is how a trial measures latency across hosts.
+type LatencyMode string
+
+// Latency modes.
+const (
+	// LatencyRoundTrip: the agent reflects frames; the controller times
+	// their round trip. Reports say "round trip".
+	LatencyRoundTrip LatencyMode = "round-trip"
+	// LatencyOneWay: each receiver timestamps with its own clock; only
+	// when both clocks are synchronized (--clock-sync ptp).
+	LatencyOneWay LatencyMode = "one-way"
+)
+
+// Type implementations.
+func (*Hello) Type() Type      { return TypeHello }
+func (*Challenge) Type() Type  { return TypeChallenge }
+func (*Auth) Type() Type       { return TypeAuth }
+func (*AuthOK) Type() Type     { return TypeAuthOK }
+func (*TrialSetup) Type() Type { return TypeTrialSetup }
+func (*Ready) Type() Type      { return TypeReady }
+func (*Start) Type() Type      { return TypeStart }
+func (*Started) Type() Type    { return TypeStarted }
+func (*Stop) Type() Type       { return TypeStop }
+func (*Results) Type() Type    { return TypeResults }
+func (*Keepalive) Type() Type  { return TypeKeepalive }
+func (*Error) Type() Type      { return TypeError }
+
+func newMessage(t Type) Message {
+	switch t {
+	case TypeHello:
+		return new(Hello)
+	case TypeChallenge:
+		return new(Challenge)
+	case TypeAuth:
+		return new(Auth)
+	case TypeAuthOK:
+		return new(AuthOK)
+	case TypeTrialSetup:
+		return new(TrialSetup)
+	case TypeReady:
+		return new(Ready)
+	case TypeStart:
+		return new(Start)
+	case TypeStarted:
+		return new(Started)
+	case TypeStop:
+		return new(Stop)
+	case TypeResults:
+		return new(Results)
+	case TypeKeepalive:
+		return new(Keepalive)
+	case TypeError:
+		return new(Error)
+	}
+	return nil
+}
+
+func checkLen(field string, b []byte, n int) error {
+	if len(b) != n {
+		return fmt.Errorf("%s: %d bytes, want %d", field, len(b), n)
+	}
+	return nil
+}
+
+func (m *Hello) validate() error     { return checkLen("hello nonce", m.Nonce, NonceLen) }
+func (m *Challenge) validate() error { return checkLen("challenge nonce", m.Nonce, NonceLen) }
+func (m *Auth) validate() error      { return checkLen("auth mac", m.MAC, MACLen) }
+
+func (m *AuthOK) validate() error {
+	if err := checkLen("auth_ok mac", m.MAC, MACLen); err != nil {
+		return err
+	}
+	a := m.Agent
+	if !finite(a.MaxRateBps) || a.MaxRateBps <= 0 {
+		return fmt.Errorf("auth_ok agent max_rate_bps %g: must be positive", a.MaxRateBps)
+	}
+	if a.ClockSync != ClockNone && a.ClockSync != ClockPTP {
+		return fmt.Errorf("auth_ok agent clock_sync %q: want %q or %q", a.ClockSync, ClockNone, ClockPTP)
+	}
+	for _, d := range []struct {
+		name string
+		v    Duration
+	}{{"max_duration_ns", a.MaxDuration}, {"keepalive_interval_ns", a.KeepaliveInterval}, {"peer_timeout_ns", a.PeerTimeout},
+		{"idle_timeout_ns", a.IdleTimeout}, {"session_timeout_ns", a.SessionTimeout}} {
+		if d.v < 0 {
+			return fmt.Errorf("auth_ok agent %s %d: must not be negative", d.name, d.v)
+		}
+	}
+	return nil
+}
+
+func (m *TrialSetup) validate() error {
+	if m.TrialID == 0 {
+		return errors.New("trial_setup trial_id: must not be zero")
+	}
+	if err := m.Spec.Validate(); err != nil {
+		return fmt.Errorf("trial_setup spec: %w", err)
+	}
+	if !finite(m.Spec.RateFPS) || (m.Spec.RateChange != nil && !finite(m.Spec.RateChange.RateFPS)) {
+		return errors.New("trial_setup spec rate_fps: must be finite")
+	}
+	if m.Latency != LatencyRoundTrip && m.Latency != LatencyOneWay {
+		return fmt.Errorf("trial_setup latency %q: want %q or %q", m.Latency, LatencyRoundTrip, LatencyOneWay)
+	}
+	if !finite(m.ReflectFPS) || m.ReflectFPS < 0 {
+		return fmt.Errorf("trial_setup reflect_fps %g: must be 0 or positive", m.ReflectFPS)
+	}
+	if m.ReflectFPS > 0 && m.Latency != LatencyRoundTrip {
+		return fmt.Errorf("trial_setup reflect_fps %g: only round-trip latency reflects frames", m.ReflectFPS)
+	}
+	return nil
+}
+
+func nonZeroID(name string, id uint64) error {
+	if id == 0 {
+		return fmt.Errorf("%s trial_id: must not be zero", name)
+	}
+	return nil
+}
+
+func (m *Ready) validate() error   { return nonZeroID("ready", m.TrialID) }
+func (m *Start) validate() error   { return nonZeroID("start", m.TrialID) }
+func (m *Started) validate() error { return nonZeroID("started", m.TrialID) }
+func (m *Stop) validate() error    { return nonZeroID("stop", m.TrialID) }
+
+func (m *Results) validate() error {
+	if err := nonZeroID("results", m.TrialID); err != nil {
+		return err
+	}
+	for i, s := range m.Streams {
+		if !finite(s.IntendedFPS) || !finite(s.OfferedFPS) || !finite(s.TxSeconds) || !finite(s.Latency.MeanNs) ||
+			!finite(s.Latency.IPDVMeanAbsNs) || !finite(s.Latency.JitterNs) {
+			return fmt.Errorf("results stream %d: values must be finite", i)
+		}
+	}
+	return nil
+}
+
+func (m *Keepalive) validate() error { return nil }
+
+func (m *Error) validate() error {
+	if m.Code == "" {
+		return errors.New("error code: empty")
+	}
+	return nil
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// Header is a decoded message header.
+type Header struct {
+	Version uint16
+	Type    Type
+	// Length is the payload length in bytes: the JSON body, plus MACLen
+	// once the session is keyed.
+	Length uint32
+}
+
+func putHeader(b []byte, h Header) {
+	binary.BigEndian.PutUint32(b[0:4], Magic)
+	binary.BigEndian.PutUint16(b[4:6], h.Version)
+	binary.BigEndian.PutUint16(b[6:8], uint16(h.Type))
+	binary.BigEndian.PutUint32(b[8:12], h.Length)
+}
+
+// Decoding errors. Each is wrapped with the details.
+var (
+	// ErrMagic: the stream is not this protocol (e.g. a TLS client, an
+	// HTTP request, a port scanner).
+	ErrMagic = errors.New("not an rfc2544 agent control message")
+	// ErrTooLong: a message longer than the limit.
+	ErrTooLong = errors.New("message too long")
+	// ErrMalformed: a message that does not decode strictly.
+	ErrMalformed = errors.New("malformed message")
+)
+
+// VersionError is returned for a message of another protocol version.
+type VersionError struct {
+	// Got is the peer's version; Want is Version.
+	Got, Want uint16
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("unsupported control protocol version %d: this side speaks version %d; run the same rfc2544 release on the agent and the controller",
+		e.Got, e.Want)
+}
+
+// Is makes errors.Is(err, ErrVersion) true.
+func (e *VersionError) Is(target error) bool { return target == ErrVersion }
+
+// parseHeader checks the magic and the length limit. The version is checked
+// by the caller, which may still read an Error message of another version.
+func parseHeader(b []byte, maxPayload int) (Header, error) {
+	if m := binary.BigEndian.Uint32(b[0:4]); m != Magic {
+		return Header{}, fmt.Errorf("%w: magic %#08x, want %#08x (%q): is this port an rfc2544 agent?", ErrMagic, m, Magic, "2544")
+	}
+	h := Header{
+		Version: binary.BigEndian.Uint16(b[4:6]),
+		Type:    Type(binary.BigEndian.Uint16(b[6:8])),
+		Length:  binary.BigEndian.Uint32(b[8:12]),
+	}
+	if int64(h.Length) > int64(maxPayload) {
+		return h, fmt.Errorf("%w: %s of %d bytes, above the limit of %d bytes", ErrTooLong, h.Type, h.Length, maxPayload)
+	}
+	return h, nil
+}
+
+// Encode returns m as one unkeyed message of version Version: header and
+// JSON body.
+func Encode(m Message) ([]byte, error) { return encode(Version, m, nil) }
+
+func encode(version uint16, m Message, tail []byte) ([]byte, error) {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", m.Type(), err)
+	}
+	if len(body) > MaxBody {
+		return nil, fmt.Errorf("encode %s: %w: %d bytes, above the limit of %d bytes", m.Type(), ErrTooLong, len(body), MaxBody)
+	}
+	b := make([]byte, HeaderLen, HeaderLen+len(body)+len(tail))
+	putHeader(b, Header{Version: version, Type: m.Type(), Length: uint32(len(body) + len(tail))})
+	b = append(b, body...)
+	return append(b, tail...), nil
+}
+
+// Decode decodes one complete unkeyed message (header and body) of version
+// Version. It is strict: the magic, version, type and length must be right,
+// the body must be one JSON object with no unknown fields and nothing after
+// it, and the fields must be valid. An Error message of another version
+// decodes (its layout is frozen) and comes back with a *VersionError.
+func Decode(b []byte) (Message, error) {
+	if len(b) < HeaderLen {
+		return nil, fmt.Errorf("%w: %d bytes, shorter than the %d-byte header", ErrMalformed, len(b), HeaderLen)
+	}
+	h, err := parseHeader(b, MaxBody)
+	if err != nil {
+		return nil, err
+	}
+	if int(h.Length) != len(b)-HeaderLen {
+		return nil, fmt.Errorf("%w: header says %d payload bytes, got %d", ErrMalformed, h.Length, len(b)-HeaderLen)
+	}
+	return decodeBody(h, b[HeaderLen:])
+}
+
+// decodeBody decodes the JSON body of a message with header h.
+func decodeBody(h Header, body []byte) (Message, error) {
+	var verr error
+	if h.Version != Version {
+		verr = &VersionError{Got: h.Version, Want: Version}
+		if h.Type != TypeError {
+			return nil, verr
+		}
+	}
+	m := newMessage(h.Type)
+	if m == nil {
+		return nil, fmt.Errorf("%w: unknown message type %d", ErrMalformed, uint16(h.Type))
+	}
+	if err := strictJSON(body, m); err != nil {
+		if verr != nil {
+			return nil, verr
+		}
+		return nil, fmt.Errorf("%w: %s body: %w", ErrMalformed, h.Type, err)
+	}
+	if err := m.validate(); err != nil {
+		if verr != nil {
+			return nil, verr
+		}
+		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return m, verr
+}
+
+// strictJSON decodes exactly one JSON object into v, refusing unknown fields
+// and trailing data.
+func strictJSON(b []byte, v any) error {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	if len(t) == 0 || t[0] != '{' {
+		return errors.New("want a JSON object")
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return errors.New("data after the JSON object")
+	}
+	return nil
+}
