@@ -75,7 +75,8 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 	}
 	defer ot.close()
 
-	rt := &replayTester{next: &capTester{next: ot.tester, capBps: s.capBps, capFlag: s.capNote}, pending: replay}
+	fh := &firstHopTester{next: &capTester{next: ot.tester, capBps: s.capBps, capFlag: s.capNote}}
+	rt := &replayTester{next: fh, pending: replay}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var prog *progress
@@ -105,6 +106,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 	if res == nil {
 		res = &rfc2544.Results{Schema: rfc2544.SchemaVersion, Plan: p}
 	}
+	fh.explain(res)
 	res.Tool = toolVersion()
 	res.Started = started
 	if res.Tester.Transport == "" {
@@ -188,6 +190,13 @@ func testerLimited(r *rfc2544.Results) bool {
 	for _, b := range r.BackToBack {
 		if b.TesterLimited {
 			return true
+		}
+	}
+	for _, l := range r.FrameLoss {
+		for _, pt := range l.Points {
+			if pt.TesterLimited {
+				return true
+			}
 		}
 	}
 	return false

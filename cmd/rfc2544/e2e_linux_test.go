@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/reports"
+	"github.com/rfc2544/rfc2544/rfc2544"
+)
+
+// These tests run the real engine on a temporary lab: root only. They keep
+// trials short and use frame sizes the tester reaches on a small machine,
+// with the lab's DUT shaped to 200 Mbit/s so the throughput has a known
+// value: about 20% of the nominal 1 Gbit/s line rate.
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the lab needs root (network namespaces, raw sockets); run the tests as root")
+	}
+}
+
+// e2eArgs is a short throughput run on a temporary lab shaped to 200 Mbit/s.
+var e2eArgs = []string{"run", "--lab", "--rate", "200mbit", "--limit", "10", "--sizes", "1024,1518", "--tests", "throughput",
+	"--duration", "300ms", "--settle", "100ms"}
+
+// checkShapedThroughput checks the results of e2eArgs: both sizes found near
+// the shaped rate. tbf counts the IP packet plus the Ethernet header (F−4
+// bytes per frame); its 10 ms burst and 10-packet queue let a 300 ms trial
+// pass a few percent above the rate (a 1000-packet queue would absorb 20%).
+func checkShapedThroughput(t *testing.T, res *rfc2544.Results) {
+	t.Helper()
+	if len(res.Throughput) != 2 {
+		t.Fatalf("got %d throughput results, want 2", len(res.Throughput))
+	}
+	for _, tp := range res.Throughput {
+		shaped := 200e6 / float64((tp.FrameSize-4)*8) // fps the shaper passes
+		if !tp.Found || tp.FPS < 0.85*shaped || tp.FPS > 1.1*shaped {
+			t.Errorf("size %d: throughput %.0f fps (found %v, %s), want about %.0f fps (the DUT is shaped to 200 Mbit/s)",
+				tp.FrameSize, tp.FPS, tp.Found, tp.Reason, shaped)
+		}
+	}
+}
+
+func labGone(t *testing.T, name string) {
+	t.Helper()
+	if _, err := lab.Load(name); !errors.Is(err, lab.ErrNotFound) {
+		t.Errorf("lab %s still has state: %v", name, err)
+	}
+	a, dut, b := lab.Namespaces(name)
+	for _, ns := range []string{a, dut, b} {
+		if _, err := os.Stat(filepath.Join("/run/netns", ns)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("namespace %s of lab %s is still there (stat: %v)", ns, name, err)
+		}
+	}
+}
+
+func TestRunTemporaryLab(t *testing.T) {
+	needRoot(t)
+	out := filepath.Join(t.TempDir(), "out")
+	stdout, stderr, err := runCLI(t, context.Background(), append(e2eArgs, "--out", out)...)
+	if err != nil {
+		t.Fatalf("run: %v (exit %d)\nstderr:\n%s", err, exitCode(err, io.Discard), stderr)
+	}
+	res, err := reports.ReadResultsFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkShapedThroughput(t, res)
+	if res.Tester.Transport != "raw" || !strings.Contains(res.DUT.Description, "temporary lab") {
+		t.Errorf("results: transport %q, dut %q", res.Tester.Transport, res.DUT.Description)
+	}
+	if got := len(readJournalLines(t, out)) - 1; got != res.Trials() {
+		t.Errorf("journal has %d trials, results %d", got, res.Trials())
+	}
+	if !strings.Contains(stdout, "Throughput (RFC 2544 §26.1)") {
+		t.Errorf("no throughput table on stdout:\n%s", stdout)
+	}
+	for _, want := range []string{"creating temporary lab " + tempLabName(), "removed temporary lab " + tempLabName(), "nominal"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	labGone(t, tempLabName())
+}
+
+// TestInterruptAndResume runs the built command, interrupts it with SIGINT
+// after a few trials, and checks that it exits 130 with every finished trial
+// in the journal and the temporary lab removed; then --resume completes the
+// run without repeating them.
+func TestInterruptAndResume(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "rfc2544")
+	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, append(e2eArgs, "--out", out)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	labName := fmt.Sprintf("tmp-%d", cmd.Process.Pid)
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+
+	// Wait for the header and three finished trials, then press Ctrl-C.
+	const trialsBefore = 3
+	deadline := time.After(2 * time.Minute)
+	for journalTrials(out) < trialsBefore {
+		select {
+		case err := <-waited:
+			t.Fatalf("the run ended before %d trials: %v\nstderr:\n%s", trialsBefore, err, stderr.String())
+		case <-deadline:
+			cmd.Process.Kill()
+			t.Fatalf("no %d trials after 2 minutes\nstderr:\n%s", trialsBefore, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-waited:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("the run did not stop within a minute of SIGINT\nstderr:\n%s", stderr.String())
+	}
+	if got := cmd.ProcessState.ExitCode(); got != exitInterrupted {
+		t.Fatalf("exit code %d, want %d\nstderr:\n%s", got, exitInterrupted, stderr.String())
+	}
+	for _, want := range []string{"interrupted", "--resume " + out, "removed temporary lab " + labName} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	labGone(t, labName)
+	before, err := os.ReadFile(filepath.Join(out, journalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jc, err := readJournal(filepath.Join(out, journalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jc.Records) < trialsBefore {
+		t.Fatalf("journal holds %d trials, want at least the %d finished before SIGINT", len(jc.Records), trialsBefore)
+	}
+	partial, err := reports.ReadResultsFile(filepath.Join(out, "results.json"))
+	if err != nil || !strings.Contains(partial.Error, "interrupted") {
+		t.Fatalf("partial results: %v (error field %q)", err, partial.Error)
+	}
+
+	// Resume in this process.
+	ct := &countingTester{}
+	wrapTester(t, func(next rfc2544.Tester) rfc2544.Tester { ct.next = next; return ct })
+	if _, rerr, err := runCLI(t, context.Background(), "run", "--resume", out); err != nil {
+		t.Fatalf("resume: %v\nstderr:\n%s", err, rerr)
+	}
+	after, err := os.ReadFile(filepath.Join(out, journalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(after, before) {
+		t.Errorf("the resumed run rewrote the journal's finished trials")
+	}
+	res, err := reports.ReadResultsFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Error != "" {
+		t.Errorf("resumed results carry an error: %s", res.Error)
+	}
+	checkShapedThroughput(t, res)
+	if got, want := ct.count(), res.Trials()-len(jc.Records); got != want {
+		t.Errorf("the resumed run ran %d trials, want %d (%d of %d were journaled)", got, want, len(jc.Records), res.Trials())
+	}
+	labGone(t, tempLabName())
+}
+
+// journalTrials counts the complete trial lines of a journal (0 if none).
+func journalTrials(dir string) int {
+	b, err := os.ReadFile(filepath.Join(dir, journalName))
+	if err != nil {
+		return 0
+	}
+	return max(bytes.Count(b, []byte("\n"))-1, 0)
+}
+
+// TestJumboOnStandardMTU checks the path probe end to end (RFC 2544 §9.4):
+// jumbo sizes on a lab whose MTU is 1500 are reported as zero throughput
+// with the reason, and the other sizes are measured; on a 9000-byte MTU lab
+// the same sizes are measured.
+func TestJumboOnStandardMTU(t *testing.T) {
+	needRoot(t)
+	tests := []struct {
+		name   string
+		lab    []string
+		reason string // "" when every size must be measured
+	}{
+		{"MTU 1500", nil, "a tester port's MTU is 1500"},
+		{"MTU 9000", []string{"--mtu", "9000"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"run", "--lab", "--jumbo", "--sizes", "1518", "--tests", "throughput",
+				"--duration", "300ms", "--settle", "100ms", "--quiet", "--out", out}, tt.lab...)
+			_, _, err := runCLI(t, context.Background(), args...)
+			if err != nil && !errors.Is(err, errTesterLimited) {
+				t.Fatalf("run: %v", err)
+			}
+			res, err := reports.ReadResultsFile(filepath.Join(out, "results.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Throughput) != 1+len(jumboSizes) {
+				t.Fatalf("got %d throughput results, want %d", len(res.Throughput), 1+len(jumboSizes))
+			}
+			for _, tp := range res.Throughput {
+				measure := tp.FrameSize == 1518 || tt.reason == ""
+				switch {
+				case measure && (!tp.Found || tp.FPS == 0):
+					t.Errorf("%d bytes: not measured: %s", tp.FrameSize, tp.Reason)
+				case !measure && (tp.Found || tp.FPS != 0 || !strings.Contains(tp.Reason, tt.reason) || !strings.Contains(tp.Reason, "§9.4")):
+					t.Errorf("%d bytes: found %v, %.0f fps, reason %q; want zero throughput because %q",
+						tp.FrameSize, tp.Found, tp.FPS, tp.Reason, tt.reason)
+				}
+			}
+			labGone(t, tempLabName())
+		})
+	}
+}
