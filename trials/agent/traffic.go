@@ -36,21 +36,41 @@ type Traffic interface {
 type Receiver interface {
 	// Port is the UDP port it receives on.
 	Port() uint16
-	// Stop stops receiving (and reflecting) and returns one result per
-	// A->B stream, in Spec order, with the receive counters (Received,
-	// Reordered, Duplicate, Late, KernelDrops, Latency) and the number of
-	// frames reflected. Stop is called once.
-	Stop() (streams []trials.StreamResult, reflected uint64, err error)
+	// Stop stops receiving (and reflecting) and returns the counters.
+	// Stop is called once.
+	Stop() (RecvResult, error)
+}
+
+// RecvResult is what a Receiver counted.
+type RecvResult struct {
+	// Streams holds one result per A->B stream with the receive counters
+	// (Received, Reordered, Duplicate, Late, KernelDrops, and Latency in
+	// one-way mode); the agent matches them to the Spec by ID.
+	Streams []trials.StreamResult
+	// Reflected counts frames reflected to the controller.
+	Reflected uint64
+	// Paths are the kernel receive paths used.
+	Paths trials.Paths
 }
 
 // Sender sends one trial's B->A streams.
 type Sender interface {
-	// Stop stops sending, if it has not stopped already, and returns one
-	// result per B->A stream, in Spec order, with the send counters (Sent,
-	// IntendedFPS, OfferedFPS, TxSeconds), plus whether the sender fell
-	// short of the intended load and why. Stop is called once and must
-	// return within 100 ms.
-	Stop() (streams []trials.StreamResult, limited string, err error)
+	// Stop stops sending, if it has not stopped already, and returns the
+	// counters. Stop is called once and must return within 100 ms.
+	Stop() (SendResult, error)
+}
+
+// SendResult is what a Sender sent.
+type SendResult struct {
+	// Streams holds one result per B->A stream with the send counters
+	// (Sent, IntendedFPS, OfferedFPS, TxSeconds, TaggedLatencyNs -1);
+	// the agent matches them to the Spec by ID.
+	Streams []trials.StreamResult
+	// TesterLimitReason, when not empty, says why the sender fell short
+	// of the intended load (the trial is then tester-limited).
+	TesterLimitReason string
+	// Paths are the kernel transmit paths used.
+	Paths trials.Paths
 }
 
 // Trial is what the agent hands its Traffic for one trial.

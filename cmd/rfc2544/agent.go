@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/rfc2544/rfc2544/trials/agent"
+)
+
+func init() {
+	register("agent", "run the far end of a two-host test (port B), controlled over an authenticated channel", agentVerb)
+}
+
+const agentHelp = `Usage: rfc2544 agent --token-file FILE [--listen ADDR[:PORT]] [--max-rate RATE] [--max-duration D] [--clock-sync none|ptp]
+       rfc2544 agent --check HOST[:PORT] --token-file FILE
+
+rfc2544 agent runs on the far host of a path (a cloud VM, a host behind a VPN)
+as tester port B: it receives the controller's test traffic and sends the
+reverse streams. The controller ('rfc2544 run --agent HOST') runs the search
+and, per trial, tells the agent what to expect over one TCP connection.
+
+Security: the controller must prove it holds the shared token (a file, never
+a command-line argument: readable by its owner only, at least 16 bytes).
+The agent sends test traffic only to the controller's own address, never
+faster than --max-rate, never longer than --max-duration per trial, to one
+controller at a time, and stops within 2 s of losing it. Failed
+authentications are logged and rate-limited per address. Sessions (peer,
+auth ok or failed, trials, why they ended) are logged to stderr. The agent
+runs until Ctrl-C.
+
+--check connects to an agent as a controller would, authenticates, prints the
+agent's limits and disconnects: a quick test of the address, the port, the
+firewall and the token.
+
+Latency across hosts is round trip unless both hosts' clocks are synchronized
+and the agent says so with --clock-sync ptp; reports state which.
+
+Examples:
+  # make a token, copy it to the controller host the same way (scp, then chmod 600)
+  head -c 32 /dev/urandom | base64 > agent.token && chmod 600 agent.token
+  # on the far host: listen on the test interface's address
+  rfc2544 agent --listen 198.19.1.2 --token-file agent.token --max-rate 2G
+  # on the controller host: check the agent answers and the token matches
+  rfc2544 agent --check 198.19.1.2 --token-file agent.token
+
+Without --listen the agent listens on 127.0.0.1:2544 only (e.g. behind an ssh
+tunnel); give the address of the interface controllers reach. Every interface
+(0.0.0.0 or ::) must be written out.
+
+Flags:
+`
+
+// defaultListen is the agent's listen address without --listen: loopback
+// only, never every interface silently.
+const defaultListen = "127.0.0.1:2544"
+
+func agentVerb(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	listen := fs.String("listen", "", "listen on `ADDR[:PORT]`, an IP address of this host (port 2544 if omitted); default "+defaultListen+" (loopback only)")
+	tokenFile := fs.String("token-file", "", "read the shared token from `FILE` (mode 600, at least 16 bytes); required")
+	maxRate := fs.String("max-rate", "1G", "cap on what the agent sends, in L1 `bits/s` summed over its streams (e.g. 500M, 2.5G)")
+	maxDuration := &durationFlag{name: "max-duration", d: agent.DefaultMaxDuration}
+	fs.Var(maxDuration, "max-duration", "longest trial the agent accepts (learning, traffic and settle)")
+	clockSync := fs.String("clock-sync", "none", "clock synchronization of the two hosts: none (round-trip latency) or ptp (one-way allowed)")
+	idle := &durationFlag{name: "idle-timeout", d: agent.DefaultIdleTimeout}
+	fs.Var(idle, "idle-timeout", "end a session with no trial for this long")
+	maxSession := &durationFlag{name: "max-session", d: agent.DefaultSessionTimeout}
+	fs.Var(maxSession, "max-session", "end any session this long after it started")
+	check := fs.String("check", "", "connect to the agent at `HOST[:PORT]` as a controller, print its limits and exit")
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printVerbHelp(stdout, agentHelp, fs)
+		return nil
+	}
+	if err != nil {
+		return usagef("agent: %v; run 'rfc2544 agent --help' for the flags", err)
+	}
+	if len(pos) > 0 {
+		return usagef("agent: unexpected argument %q: the agent takes only flags; run 'rfc2544 agent --help'", pos[0])
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *tokenFile == "" {
+		return usagef("agent: --token-file: required; make a token with: head -c 32 /dev/urandom | base64 > agent.token && chmod 600 agent.token")
+	}
+	token, err := agent.LoadToken(*tokenFile)
+	if err != nil {
+		return usagef("agent: --token-file: %v", err)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+
+	if *check != "" {
+		for _, f := range []string{"listen", "max-rate", "max-duration", "clock-sync", "idle-timeout", "max-session"} {
+			if set[f] {
+				return usagef("agent: --%s: applies to a running agent, not to --check", f)
+			}
+		}
+		return agentCheck(ctx, *check, token, stdout, logger)
+	}
+
+	addr, err := parseListen(*listen)
+	if err != nil {
+		return usagef("agent: --listen %q: %v", *listen, err)
+	}
+	rate, err := parseBitRate("--max-rate", *maxRate)
+	if err != nil {
+		return usagef("agent: %v", err)
+	}
+	if maxDuration.d <= 0 {
+		return usagef("agent: --max-duration %v: must be positive, e.g. 10m", maxDuration.d)
+	}
+	cs := agent.ClockSync(*clockSync)
+	if cs != agent.ClockNone && cs != agent.ClockPTP {
+		return usagef("agent: --clock-sync %q: want none (round-trip latency) or ptp (the hosts' clocks are PTP-synchronized)", *clockSync)
+	}
+	for _, d := range []*durationFlag{idle, maxSession} {
+		if d.d <= 0 {
+			return usagef("agent: --%s %v: must be positive", d.name, d.d)
+		}
+	}
+	srv, err := agent.NewServer(agent.Config{
+		Token:          token,
+		Traffic:        noTransport{},
+		Policy:         agent.Policy{MaxRateBps: rate, MaxDuration: maxDuration.d, ClockSync: cs},
+		Software:       "rfc2544",
+		IdleTimeout:    idle.d,
+		SessionTimeout: maxSession.d,
+		Logger:         logger,
+	})
+	if err != nil {
+		return usagef("agent: %v", err)
+	}
+	ln, err := net.Listen("tcp", addr.String())
+	if err != nil {
+		return fmt.Errorf("agent: listen on %s: %w", addr, err)
+	}
+	switch {
+	case !set["listen"]:
+		logger.Info("listening on " + ln.Addr().String() + " (loopback only: the default; pass --listen ADDR of the interface controllers reach)")
+	case addr.Addr().IsUnspecified():
+		logger.Warn("listening on every interface (" + ln.Addr().String() + "): any host that reaches this one can try the token; prefer the test interface's address")
+	default:
+		logger.Info("listening on " + ln.Addr().String())
+	}
+	logger.Info("policy", "max_rate", formatBitRate(rate), "max_duration", maxDuration.d, "clock_sync", cs,
+		"idle_timeout", idle.d, "max_session", maxSession.d)
+	err = srv.Serve(ctx, ln)
+	logger.Info("agent stopped")
+	return err
+}
+
+// parseListen reads --listen: an IP literal with an optional port. An
+// empty host is refused: every interface must be written out.
+func parseListen(s string) (netip.AddrPort, error) {
+	if s == "" {
+		return netip.MustParseAddrPort(defaultListen), nil
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		host, port = s, strconv.Itoa(agent.DefaultPort)
+		if len(s) > 1 && s[0] == '[' && s[len(s)-1] == ']' {
+			host = s[1 : len(s)-1]
+		}
+	}
+	if host == "" {
+		return netip.AddrPort{}, errors.New("no address: name this host's address on the test network, e.g. 198.19.1.2:2544 (0.0.0.0:2544 for every interface, if you mean it)")
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%q is not an IP address; give the address of this host's test interface, e.g. 198.19.1.2:2544", host)
+	}
+	if a.Zone() != "" {
+		return netip.AddrPort{}, errors.New("zoned (link-local) addresses are not supported; give a global or private address")
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || p == 0 {
+		return netip.AddrPort{}, fmt.Errorf("port %q: want 1 to 65535 (default %d)", port, agent.DefaultPort)
+	}
+	return netip.AddrPortFrom(a, uint16(p)), nil
+}
+
+// agentCheck authenticates to an agent and prints what it said.
+func agentCheck(ctx context.Context, addr string, token []byte, stdout io.Writer, logger *slog.Logger) error {
+	start := time.Now()
+	c, err := agent.Dial(ctx, addr, token, agent.DialConfig{Software: "rfc2544 agent --check"})
+	if err != nil {
+		return fmt.Errorf("agent --check: %w", err)
+	}
+	defer c.Close()
+	took := time.Since(start)
+	i := c.Info()
+	logger.Info("auth ok", "agent", agent.JoinHostPort(addr), "handshake", took.Round(time.Microsecond))
+	// One keepalive round each way proves the keyed session works.
+	select {
+	case <-time.After(time.Duration(i.KeepaliveInterval) + 100*time.Millisecond):
+	case <-c.Done():
+	case <-ctx.Done():
+	}
+	if err := c.Err(); err != nil {
+		return fmt.Errorf("agent --check: session: %w", err)
+	}
+	fmt.Fprintf(stdout, "agent %s: authenticated (both sides proved the token) in %v\n", agent.JoinHostPort(addr), took.Round(time.Microsecond))
+	fmt.Fprintf(stdout, "  software:      %s\n", i.Software)
+	fmt.Fprintf(stdout, "  sends only to: %s (this controller, as the agent sees it)\n", i.PeerAddr)
+	fmt.Fprintf(stdout, "  max rate:      %s\n", formatBitRate(i.MaxRateBps))
+	fmt.Fprintf(stdout, "  max trial:     %v\n", time.Duration(i.MaxDuration))
+	latency := "round trip (clocks not declared synchronized)"
+	if i.ClockSync == agent.ClockPTP {
+		latency = "one-way allowed (agent declares PTP-synchronized clocks)"
+	}
+	fmt.Fprintf(stdout, "  latency:       %s\n", latency)
+	fmt.Fprintf(stdout, "  timeouts:      keepalive %v, peer %v, idle %v, session %v\n", time.Duration(i.KeepaliveInterval),
+		time.Duration(i.PeerTimeout), time.Duration(i.IdleTimeout), time.Duration(i.SessionTimeout))
+	return nil
+}
+
+// noTransport is the agent's traffic until the UDP transport lands (issue
+// 9, second half): the agent authenticates and enforces its policy, and
+// refuses every trial with a clear error.
+type noTransport struct{}
+
+var errNoTransport = errors.New("this agent build has no UDP transport yet (issue 9, second half): it authenticates controllers and checks trials against its policy, but cannot run traffic")
+
+func (noTransport) StartReceive(context.Context, agent.Trial, netip.AddrPort) (agent.Receiver, error) {
+	return nil, errNoTransport
+}
+
+func (noTransport) StartSend(context.Context, agent.Trial, netip.AddrPort) (agent.Sender, error) {
+	return nil, errNoTransport
+}

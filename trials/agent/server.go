@@ -1,0 +1,688 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/rfc2544/rfc2544/trials"
+)
+
+// Defaults of Config and DialConfig.
+const (
+	DefaultPort              = 2544
+	DefaultKeepaliveInterval = 500 * time.Millisecond
+	// DefaultPeerTimeout is how long a side waits for any message
+	// (keepalives included) before it declares the peer lost: short enough
+	// that an agent stops sending within 2 s of losing its controller.
+	DefaultPeerTimeout      = 1500 * time.Millisecond
+	DefaultHandshakeTimeout = 10 * time.Second
+	DefaultIdleTimeout      = 10 * time.Minute
+	DefaultSessionTimeout   = 24 * time.Hour
+	DefaultMaxDuration      = 10 * time.Minute
+	DefaultAuthBurst        = 5
+	DefaultAuthRefill       = 12 * time.Second
+	DefaultMaxHandshakes    = 8
+	// StartTimeout bounds the wait between Ready and Start.
+	StartTimeout = 10 * time.Second
+	// StopGrace is how long after a trial's planned end (learning, traffic,
+	// settle) the agent waits for Stop before it stops the trial itself.
+	StopGrace = 10 * time.Second
+)
+
+// Config configures a Server. Token, Traffic and Policy.MaxRateBps are
+// required; every other zero value is a documented default.
+type Config struct {
+	// Token is the shared secret (LoadToken), at least MinTokenLen bytes.
+	Token []byte
+	// Traffic runs port B's traffic.
+	Traffic Traffic
+	// Policy is what the agent allows. Policy.MaxDuration zero means
+	// DefaultMaxDuration; Policy.ClockSync empty means ClockNone.
+	Policy Policy
+	// Software names the agent in AuthOK and logs, e.g. "rfc2544 v0.3.0".
+	Software string
+	// KeepaliveInterval is how often the agent sends Keepalive; zero means
+	// DefaultKeepaliveInterval.
+	KeepaliveInterval time.Duration
+	// PeerTimeout ends a session whose controller sent nothing for this
+	// long; zero means DefaultPeerTimeout. Must exceed KeepaliveInterval.
+	PeerTimeout time.Duration
+	// HandshakeTimeout bounds the whole handshake; zero means
+	// DefaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
+	// IdleTimeout ends a session with no trial activity (setup, start,
+	// stop) for this long; zero means DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// SessionTimeout ends any session this long after authentication; zero
+	// means DefaultSessionTimeout.
+	SessionTimeout time.Duration
+	// AuthBurst failed handshakes per source address are allowed, then one
+	// per AuthRefill; zero means DefaultAuthBurst and DefaultAuthRefill.
+	AuthBurst  int
+	AuthRefill time.Duration
+	// MaxHandshakes bounds handshakes in progress at once; zero means
+	// DefaultMaxHandshakes.
+	MaxHandshakes int
+	// Logger receives the session log (peer, auth ok or failed, trials,
+	// why a session ended); nil discards it.
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&c.Policy.MaxDuration, DefaultMaxDuration)
+	def(&c.KeepaliveInterval, DefaultKeepaliveInterval)
+	def(&c.PeerTimeout, DefaultPeerTimeout)
+	def(&c.HandshakeTimeout, DefaultHandshakeTimeout)
+	def(&c.IdleTimeout, DefaultIdleTimeout)
+	def(&c.SessionTimeout, DefaultSessionTimeout)
+	def(&c.AuthRefill, DefaultAuthRefill)
+	if c.Policy.ClockSync == "" {
+		c.Policy.ClockSync = ClockNone
+	}
+	if c.AuthBurst == 0 {
+		c.AuthBurst = DefaultAuthBurst
+	}
+	if c.MaxHandshakes == 0 {
+		c.MaxHandshakes = DefaultMaxHandshakes
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Validate checks c; the error names the field and the fix.
+func (c Config) Validate() error {
+	if err := CheckToken(c.Token); err != nil {
+		return err
+	}
+	if c.Traffic == nil {
+		return errors.New("agent config traffic: not set")
+	}
+	if !finite(c.Policy.MaxRateBps) || c.Policy.MaxRateBps <= 0 {
+		return fmt.Errorf("agent max rate %g bit/s: must be positive, e.g. 1G", c.Policy.MaxRateBps)
+	}
+	if c.Policy.ClockSync != "" && c.Policy.ClockSync != ClockNone && c.Policy.ClockSync != ClockPTP {
+		return fmt.Errorf("agent clock sync %q: want none or ptp", c.Policy.ClockSync)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"max duration", c.Policy.MaxDuration}, {"keepalive interval", c.KeepaliveInterval}, {"peer timeout", c.PeerTimeout},
+		{"handshake timeout", c.HandshakeTimeout}, {"idle timeout", c.IdleTimeout}, {"session timeout", c.SessionTimeout},
+		{"auth refill", c.AuthRefill}} {
+		if d.v < 0 {
+			return fmt.Errorf("agent %s %v: must not be negative", d.name, d.v)
+		}
+	}
+	if d := c.withDefaults(); d.PeerTimeout <= d.KeepaliveInterval {
+		return fmt.Errorf("agent peer timeout %v: must exceed the keepalive interval %v", d.PeerTimeout, d.KeepaliveInterval)
+	}
+	if c.AuthBurst < 0 || c.MaxHandshakes < 0 {
+		return errors.New("agent auth burst and max handshakes must not be negative")
+	}
+	return nil
+}
+
+// Server is an agent: it accepts controllers on a listener, authenticates
+// them and runs their trials, one session at a time.
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	lim  *limiter
+	hs   chan struct{} // handshake slots
+	mu   sync.Mutex
+	busy netip.AddrPort // the controller holding the session, if any
+	// since is when busy started.
+	since time.Time
+}
+
+// NewServer checks cfg and returns a Server.
+func NewServer(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	return &Server{
+		cfg: cfg,
+		log: cfg.Logger,
+		lim: newLimiter(cfg.AuthBurst, cfg.AuthRefill, time.Now),
+		hs:  make(chan struct{}, cfg.MaxHandshakes),
+	}, nil
+}
+
+// Info is what the server tells a controller at AuthOK.
+func (s *Server) info(peer netip.AddrPort) AgentInfo {
+	return AgentInfo{
+		Software:          s.cfg.Software,
+		PeerAddr:          peer.Addr().String(),
+		MaxRateBps:        s.cfg.Policy.MaxRateBps,
+		MaxDuration:       int64(s.cfg.Policy.MaxDuration),
+		ClockSync:         s.cfg.Policy.ClockSync,
+		KeepaliveInterval: int64(s.cfg.KeepaliveInterval),
+		PeerTimeout:       int64(s.cfg.PeerTimeout),
+		IdleTimeout:       int64(s.cfg.IdleTimeout),
+		SessionTimeout:    int64(s.cfg.SessionTimeout),
+	}
+}
+
+// Serve accepts controllers on ln until ctx is cancelled, then ends the
+// session (stopping its traffic), closes ln and returns nil once every
+// goroutine it started has returned. It returns early with an error only
+// when ln fails.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	defer ln.Close()
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) || isTemporary(err) {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept failed; retrying", "err", err, "in", backoff)
+				select {
+				case <-time.After(backoff):
+				case <-ctx.Done():
+					return nil
+				}
+				continue
+			}
+			return fmt.Errorf("accept controllers: %w", err)
+		}
+		backoff = 0
+		wg.Go(func() { s.handle(ctx, nc) })
+	}
+}
+
+func isTemporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+func addrPortOf(a net.Addr) netip.AddrPort {
+	if t, ok := a.(*net.TCPAddr); ok {
+		ap := t.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	ap, _ := netip.ParseAddrPort(a.String())
+	return ap
+}
+
+// refuse sends e unkeyed and gives the peer a moment to read it.
+func refuse(nc net.Conn, version uint16, e *Error) {
+	e.Fatal = true
+	c := newConn(nc)
+	c.version = version
+	nc.SetWriteDeadline(time.Now().Add(time.Second))
+	c.write(e)
+}
+
+// handle runs one connection: rate limit, handshake, session.
+func (s *Server) handle(ctx context.Context, nc net.Conn) {
+	defer nc.Close()
+	peer := addrPortOf(nc.RemoteAddr())
+	log := s.log.With("peer", peer.String())
+	if ok, retry, logIt, quiet := s.lim.allow(peer.Addr()); !ok {
+		if logIt {
+			log.Warn("refused: too many failed authentications from this address", "retry_in", retry.Round(time.Second), "refused_unlogged", quiet)
+		}
+		refuse(nc, Version, &Error{Code: CodeRateLimited,
+			Message: fmt.Sprintf("too many failed authentications from %s: try again in %v with the right token", peer.Addr(), retry.Round(time.Second))})
+		return
+	}
+	select {
+	case s.hs <- struct{}{}:
+	default:
+		log.Warn("refused: too many handshakes in progress", "max", s.cfg.MaxHandshakes)
+		refuse(nc, Version, &Error{Code: CodeBusy, Message: "too many handshakes in progress; try again in a few seconds"})
+		return
+	}
+	c, info, err := s.handshake(ctx, nc, peer)
+	<-s.hs
+	if err != nil {
+		if !errors.Is(err, ErrBusy) {
+			s.lim.fail(peer.Addr())
+			log.Warn("handshake failed", "err", err)
+		}
+		return
+	}
+	log.Info("auth ok: session started", "controller", info.software, "max_rate", fmtBps(s.cfg.Policy.MaxRateBps),
+		"max_duration", s.cfg.Policy.MaxDuration, "clock_sync", s.cfg.Policy.ClockSync)
+	defer s.release()
+	se := &session{s: s, c: c, peer: peer, local: addrPortOf(nc.LocalAddr()), log: log}
+	reason := se.run(ctx)
+	log.Info("session ended", "reason", reason, "trials", se.trials, "duration", time.Since(se.start).Round(time.Millisecond))
+}
+
+type helloInfo struct{ software string }
+
+// handshake authenticates the controller and claims the session slot. On
+// failure it has told the peer why.
+func (s *Server) handshake(ctx context.Context, nc net.Conn, peer netip.AddrPort) (*conn, helloInfo, error) {
+	deadline := time.Now().Add(s.cfg.HandshakeTimeout)
+	nc.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
+	defer stop()
+	c := newConn(nc)
+	fail := func(err error) (*conn, helloInfo, error) {
+		if e := errorFor(err); e != nil {
+			c.write(e)
+		} else if errors.Is(err, os.ErrDeadlineExceeded) {
+			err = fmt.Errorf("no complete handshake within %v: %w", s.cfg.HandshakeTimeout, err)
+			c.write(&Error{Code: CodeTimeout, Message: err.Error(), Fatal: true})
+		}
+		return nil, helloInfo{}, err
+	}
+	m, err := c.read(0)
+	if err != nil {
+		return fail(fmt.Errorf("read hello: %w", err))
+	}
+	hello, ok := m.(*Hello)
+	if !ok {
+		return fail(fmt.Errorf("%w: first message %s, want Hello", ErrMalformed, m.Type()))
+	}
+	var nonce [NonceLen]byte
+	rand.Read(nonce[:])
+	if err := c.write(&Challenge{Nonce: nonce[:]}); err != nil {
+		return nil, helloInfo{}, err
+	}
+	n := len(c.transcript)
+	m, err = c.read(0)
+	if err != nil {
+		return fail(fmt.Errorf("read auth: %w", err))
+	}
+	auth, ok := m.(*Auth)
+	if !ok {
+		return fail(fmt.Errorf("%w: message %s after Challenge, want Auth", ErrMalformed, m.Type()))
+	}
+	if !hmac.Equal(auth.MAC, controllerProof(s.cfg.Token, c.transcript[:n])) {
+		c.write(&Error{Code: CodeAuth, Fatal: true,
+			Message: "authentication failed: the controller's token does not match the agent's --token-file (the attempt is logged and rate-limited)"})
+		return nil, helloInfo{}, fmt.Errorf("%w: wrong token (controller %q)", ErrAuth, hello.Software)
+	}
+	s.mu.Lock()
+	holder, since := s.busy, s.since
+	if !holder.IsValid() {
+		s.busy, s.since = peer, time.Now()
+	}
+	s.mu.Unlock()
+	if holder.IsValid() {
+		s.log.Warn("refused: busy", "peer", peer.String(), "session_of", holder.String())
+		c.write(&Error{Code: CodeBusy, Fatal: true,
+			Message: fmt.Sprintf("agent busy: serving controller %s since %s; one session at a time, try again when its run ends",
+				holder, since.UTC().Format(time.RFC3339))})
+		return nil, helloInfo{}, ErrBusy
+	}
+	key := sessionKey(s.cfg.Token, c.transcript)
+	if err := c.write(&AuthOK{MAC: agentProof(s.cfg.Token, c.transcript), Agent: s.info(peer)}); err != nil {
+		s.release()
+		return nil, helloInfo{}, err
+	}
+	c.setKey(key, true)
+	nc.SetDeadline(time.Time{})
+	return c, helloInfo{software: hello.Software}, nil
+}
+
+func (s *Server) release() {
+	s.mu.Lock()
+	s.busy = netip.AddrPort{}
+	s.mu.Unlock()
+}
+
+// session is one authenticated controller.
+type session struct {
+	s      *Server
+	c      *conn
+	peer   netip.AddrPort
+	local  netip.AddrPort
+	log    *slog.Logger
+	start  time.Time
+	trials int
+	trial  *activeTrial
+}
+
+// activeTrial is the trial in progress.
+type activeTrial struct {
+	setup   TrialSetup
+	tr      Trial
+	ctx     context.Context
+	cancel  context.CancelFunc
+	recv    Receiver
+	send    Sender
+	started bool
+	timer   *time.Timer
+}
+
+type inbound struct {
+	m   Message
+	err error
+}
+
+// run serves the session until it ends and returns why.
+func (se *session) run(ctx context.Context) string {
+	cfg := se.s.cfg
+	se.start = time.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	defer se.c.nc.Close() // unblocks the reader
+	defer se.stopTrial("session ended")
+	se.c.writeTimeout = cfg.PeerTimeout
+
+	in := make(chan inbound)
+	wg.Go(func() {
+		for {
+			m, err := se.c.read(cfg.PeerTimeout)
+			select {
+			case in <- inbound{m, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+	kaErr := make(chan error, 1)
+	wg.Go(func() {
+		t := time.NewTicker(cfg.KeepaliveInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				if err := se.c.write(&Keepalive{}); err != nil {
+					kaErr <- err
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	idle := time.NewTimer(cfg.IdleTimeout)
+	defer idle.Stop()
+	total := time.NewTimer(cfg.SessionTimeout)
+	defer total.Stop()
+	fatal := func(code Code, msg string) string {
+		se.c.write(&Error{Code: code, Message: msg, Fatal: true})
+		return msg
+	}
+	for {
+		var trialTimer <-chan time.Time
+		if se.trial != nil {
+			trialTimer = se.trial.timer.C
+		}
+		select {
+		case r := <-in:
+			if r.err != nil {
+				return se.readFailed(r.err)
+			}
+			if _, ok := r.m.(*Keepalive); ok {
+				continue
+			}
+			idle.Reset(cfg.IdleTimeout)
+			if reason := se.handle(ctx, r.m); reason != "" {
+				return reason
+			}
+		case <-trialTimer:
+			t := se.trial
+			what := "Start"
+			if t.started {
+				what = "Stop"
+			}
+			se.stopTrial("deadline")
+			msg := fmt.Sprintf("no %s from the controller by the trial's deadline: the agent stopped the trial's traffic", what)
+			se.log.Warn("trial stopped", "trial", t.setup.TrialID, "reason", msg)
+			se.c.write(&Error{Code: CodeTimeout, TrialID: t.setup.TrialID, Message: msg})
+		case err := <-kaErr:
+			return "controller lost: keepalive not sent: " + err.Error()
+		case <-idle.C:
+			return fatal(CodeTimeout, fmt.Sprintf("session idle for %v with no trial: the agent ended it", cfg.IdleTimeout))
+		case <-total.C:
+			return fatal(CodeTimeout, fmt.Sprintf("session reached the agent's session timeout of %v: the agent ended it", cfg.SessionTimeout))
+		case <-ctx.Done():
+			return fatal(CodeShutdown, "the agent is shutting down")
+		}
+	}
+}
+
+// readFailed says why reading from the controller failed, telling the
+// controller when the fault is its message.
+func (se *session) readFailed(err error) string {
+	var re *RemoteError
+	switch {
+	case errors.As(err, &re):
+		return "controller sent an error: " + re.Error()
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+		return "controller closed the connection"
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Sprintf("controller lost: no message for %v (keepalives missed)", se.s.cfg.PeerTimeout)
+	}
+	if e := errorFor(err); e != nil {
+		se.c.write(e)
+		return "protocol error: " + err.Error()
+	}
+	return "controller lost: " + err.Error()
+}
+
+// handle serves one controller message; a non-empty return ends the
+// session with that reason.
+func (se *session) handle(ctx context.Context, m Message) string {
+	reply := func(r Message) string {
+		if err := se.c.write(r); err != nil {
+			return "controller lost: " + err.Error()
+		}
+		return ""
+	}
+	deny := func(id uint64, code Code, format string, a ...any) string {
+		msg := fmt.Sprintf(format, a...)
+		se.log.Warn("refused", "trial", id, "code", code, "reason", msg)
+		return reply(&Error{Code: code, TrialID: id, Message: msg})
+	}
+	t := se.trial
+	switch m := m.(type) {
+	case *TrialSetup:
+		if t != nil {
+			return deny(m.TrialID, CodeProtocol, "TrialSetup for trial %d while trial %d is in progress; Stop it first", m.TrialID, t.setup.TrialID)
+		}
+		if err := se.s.cfg.Policy.Check(*m); err != nil {
+			return deny(m.TrialID, CodePolicy, "%v", err)
+		}
+		return reply(se.setup(ctx, m))
+	case *Start:
+		if t == nil || t.setup.TrialID != m.TrialID || t.started {
+			return deny(m.TrialID, CodeProtocol, "Start for trial %d: %s", m.TrialID, se.stateText())
+		}
+		if err := se.startTrial(); err != nil {
+			se.stopTrial("start failed")
+			return deny(m.TrialID, CodeTraffic, "start sending: %v", err)
+		}
+		return reply(&Started{TrialID: m.TrialID})
+	case *Stop:
+		if t == nil || t.setup.TrialID != m.TrialID {
+			return deny(m.TrialID, CodeProtocol, "Stop for trial %d: %s", m.TrialID, se.stateText())
+		}
+		return reply(se.stopTrial("stop"))
+	}
+	msg := fmt.Sprintf("unexpected %s message from the controller in a session", m.Type())
+	se.c.write(&Error{Code: CodeProtocol, Message: msg, Fatal: true})
+	return "protocol error: " + msg
+}
+
+func (se *session) stateText() string {
+	switch t := se.trial; {
+	case t == nil:
+		return "no trial is set up"
+	case t.started:
+		return fmt.Sprintf("trial %d is running", t.setup.TrialID)
+	default:
+		return fmt.Sprintf("trial %d is set up and not started", t.setup.TrialID)
+	}
+}
+
+// setup starts receiving for a trial; it returns Ready or an Error.
+func (se *session) setup(ctx context.Context, m *TrialSetup) Message {
+	p := se.s.cfg.Policy
+	length := TrialLength(*m)
+	tr := Trial{
+		ID:         m.TrialID,
+		Spec:       m.Spec,
+		Latency:    m.Latency,
+		Listen:     netip.AddrPortFrom(se.local.Addr(), m.AgentPort),
+		Peer:       netip.AddrPortFrom(se.peer.Addr(), m.ControllerPort),
+		ReflectFPS: m.ReflectFPS,
+		MaxSendFPS: p.MaxSendFPS(m.Spec.FrameSize),
+		Deadline:   time.Now().Add(StartTimeout + length + StopGrace),
+	}
+	tctx, cancel := context.WithDeadline(ctx, tr.Deadline)
+	var reflectTo netip.AddrPort
+	if m.Latency == LatencyRoundTrip && m.ReflectFPS > 0 {
+		reflectTo = tr.Peer
+	}
+	var recv Receiver
+	if len(tr.Streams(trials.AtoB)) > 0 || reflectTo.IsValid() {
+		var err error
+		recv, err = se.s.cfg.Traffic.StartReceive(tctx, tr, reflectTo)
+		if err != nil {
+			cancel()
+			se.log.Warn("trial refused: receiver failed", "trial", m.TrialID, "err", err)
+			return &Error{Code: CodeTraffic, TrialID: m.TrialID, Message: fmt.Sprintf("start receiving: %v", err)}
+		}
+	}
+	se.trials++
+	se.trial = &activeTrial{setup: *m, tr: tr, ctx: tctx, cancel: cancel, recv: recv, timer: time.NewTimer(StartTimeout)}
+	se.log.Info("trial set up", "trial", m.TrialID, "frame_size", m.Spec.FrameSize, "rate_fps", m.Spec.RateFPS,
+		"streams", len(m.Spec.Streams), "duration", m.Spec.Duration, "latency", m.Latency, "send_to", tr.Peer.String())
+	r := &Ready{TrialID: m.TrialID}
+	if recv != nil {
+		r.AgentPort = recv.Port()
+	}
+	return r
+}
+
+// startTrial starts the agent's senders.
+func (se *session) startTrial() error {
+	t := se.trial
+	t.started = true
+	length := TrialLength(t.setup)
+	t.timer.Reset(length + StopGrace)
+	// Sending must end with the trial, whatever the transport does.
+	if d := time.Now().Add(length + time.Second); d.Before(t.tr.Deadline) {
+		t.tr.Deadline = d
+	}
+	if len(t.tr.Streams(trials.BtoA)) == 0 {
+		return nil
+	}
+	sctx, cancel := context.WithDeadline(t.ctx, t.tr.Deadline)
+	prev := t.cancel
+	t.cancel = func() { cancel(); prev() }
+	s, err := se.s.cfg.Traffic.StartSend(sctx, t.tr, t.tr.Peer)
+	if err != nil {
+		return err
+	}
+	t.send = s
+	return nil
+}
+
+// stopTrial stops the trial's sender first, then its receiver, and returns
+// the agent's Results (or an Error when the transport failed). It does
+// nothing without a trial.
+func (se *session) stopTrial(why string) Message {
+	t := se.trial
+	if t == nil {
+		return nil
+	}
+	se.trial = nil
+	t.timer.Stop()
+	t.cancel()
+	res := &Results{TrialID: t.setup.TrialID}
+	byID := [2]map[uint16]trials.StreamResult{{}, {}} // A->B from the receiver, B->A from the sender
+	var errs []error
+	var reasons []string
+	if t.send != nil {
+		sr, err := t.send.Stop()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("sender: %w", err))
+		}
+		if sr.TesterLimitReason != "" {
+			reasons = append(reasons, sr.TesterLimitReason)
+		}
+		for _, r := range sr.Streams {
+			byID[1][r.ID] = r
+		}
+		res.Paths = sr.Paths
+	}
+	if t.recv != nil {
+		rr, err := t.recv.Stop()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("receiver: %w", err))
+		}
+		res.Reflected = rr.Reflected
+		for _, r := range rr.Streams {
+			byID[0][r.ID] = r
+		}
+		res.Paths.Transport = cmp.Or(res.Paths.Transport, rr.Paths.Transport)
+		res.Paths.RX, res.Paths.Timestamps = rr.Paths.RX, rr.Paths.Timestamps
+	}
+	for _, s := range t.setup.Spec.Streams {
+		from := byID[0]
+		if s.Direction == trials.BtoA {
+			from = byID[1]
+		}
+		r, ok := from[s.ID]
+		if !ok && (t.started || s.Direction == trials.AtoB) {
+			reasons = append(reasons, fmt.Sprintf("stream %d: the agent's transport returned no counters", s.ID))
+		}
+		r.ID, r.Direction = s.ID, s.Direction
+		if !ok {
+			r.TaggedLatencyNs, r.LastLossNs = -1, -1
+		}
+		if r.KernelDrops > 0 {
+			reasons = append(reasons, fmt.Sprintf("stream %d: the agent's socket dropped %d frames in the kernel", s.ID, r.KernelDrops))
+		}
+		res.Streams = append(res.Streams, r)
+	}
+	if len(reasons) > 0 {
+		res.TesterLimited = true
+		res.TesterLimitReason = joinReasons(reasons)
+	}
+	se.log.Info("trial stopped", "trial", t.setup.TrialID, "why", why)
+	if err := errors.Join(errs...); err != nil {
+		return &Error{Code: CodeTraffic, TrialID: t.setup.TrialID, Message: fmt.Sprintf("agent traffic: %v", err)}
+	}
+	return res
+}
+
+func joinReasons(r []string) string {
+	s := r[0]
+	for _, x := range r[1:] {
+		s += "; " + x
+	}
+	return s
+}
