@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
@@ -68,8 +70,13 @@ func labGone(t *testing.T, name string) {
 
 func TestRunTemporaryLab(t *testing.T) {
 	needRoot(t)
-	out := filepath.Join(t.TempDir(), "out")
-	stdout, stderr, err := runCLI(t, context.Background(), append(e2eArgs, "--out", out)...)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	// Ceilings far above what this run sends: they only have to reach the
+	// engine and the results.
+	cal := filepath.Join(dir, "cal.json")
+	os.WriteFile(cal, []byte(`[{"frame_size":1024,"ceiling_fps":900000},{"frame_size":1518,"ceiling_fps":800000}]`), 0o644)
+	stdout, stderr, err := runCLI(t, context.Background(), append(e2eArgs, "--out", out, "--calibration", cal)...)
 	if err != nil {
 		t.Fatalf("run: %v (exit %d)\nstderr:\n%s", err, exitCode(err, io.Discard), stderr)
 	}
@@ -80,6 +87,9 @@ func TestRunTemporaryLab(t *testing.T) {
 	checkShapedThroughput(t, res)
 	if res.Tester.Transport != "raw" || !strings.Contains(res.DUT.Description, "temporary lab") {
 		t.Errorf("results: transport %q, dut %q", res.Tester.Transport, res.DUT.Description)
+	}
+	if want := []rfc2544.CalibrationPoint{{FrameSize: 1024, CeilingFPS: 900000}, {FrameSize: 1518, CeilingFPS: 800000}}; !cmp.Equal(res.Tester.Calibration, want) {
+		t.Errorf("calibration in the results: %+v, want %+v", res.Tester.Calibration, want)
 	}
 	if got := len(readJournalLines(t, out)) - 1; got != res.Trials() {
 		t.Errorf("journal has %d trials, results %d", got, res.Trials())

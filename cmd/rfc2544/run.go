@@ -9,6 +9,7 @@ import (
 
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/trials"
 )
 
 // The run verb and the one-test verbs (throughput, latency, loss, b2b) share
@@ -57,6 +58,7 @@ type runFlags struct {
 	latencyDuration, b2bCap                      durationFlag
 	resolution, lossTolerance, lossStep          percentFlag
 	latencyReps, b2bReps, maxTrials, flows       int
+	calibration                                  string
 	simCapacity                                  float64
 	simMTU                                       int
 	lab                                          labFlag
@@ -113,6 +115,7 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 	fs.StringVar(&f.portB.addr6, "addr6-b", "", "port B's IPv6 `address/len`")
 	fs.StringVar(&f.portA.gw6, "gw6-a", "", "the DUT's IPv6 `address` on port A's side")
 	fs.StringVar(&f.portB.gw6, "gw6-b", "", "the DUT's IPv6 `address` on port B's side")
+	fs.StringVar(&f.calibration, "calibration", "", "tester ceilings `file` from 'rfc2544 calibrate --json': trials at or above the ceiling that lose frames are tester-limited")
 	fs.BoolVar(&f.allowAny, "allow-any-destination", false, "allow test addresses outside 198.18.0.0/15 and 2001:2::/48 (RFC 6815: isolated networks only)")
 	fs.BoolVar(&f.force, "force", false, "allow a port that carries the host's default route")
 	fs.Func("sim-capacity", "sim: the simulated DUT's forwarding `rate` per direction, e.g. 500M (default 80% of the line rate)", func(v string) error {
@@ -182,7 +185,8 @@ type runSetup struct {
 	ports     []portConfig // explicit ports (not a lab)
 	labName   string       // a named lab, or "" (see tempLab)
 	tempLab   bool
-	labCfg    lab.Config // the temporary lab's settings
+	labCfg    lab.Config                // the temporary lab's settings
+	ceilings  []trials.CalibrationPoint // from --calibration
 	out       string
 	resume    *journalContents
 	args      []string // the command line to journal (no --out, --resume)

@@ -12,6 +12,7 @@ import (
 	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/trials"
 )
 
 // jumboSizes are what --jumbo adds: the RFC 5180 sizes a 9000-byte MTU path
@@ -125,6 +126,17 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	default:
 		return nil, usagef("no ports: run on a lab (--lab for a temporary one, --lab NAME for one from 'rfc2544 lab up'), " +
 			"on two interfaces (--port-a IFACE --addr-a 198.18.1.2/24 --gw-a 198.18.1.1 --port-b ... ), or on the simulator (--transport sim)")
+	}
+
+	if f.calibration != "" {
+		if s.transport != transportRaw {
+			return nil, usagef("--calibration: tester ceilings apply to the raw transport; drop it with --transport %s", s.transport)
+		}
+		pts, err := readCalibration(f.calibration)
+		if err != nil {
+			return nil, err
+		}
+		s.ceilings = pts
 	}
 
 	// Safety (RFC 6815), part one: addresses. The route check needs the
@@ -450,4 +462,25 @@ func sizesString(sizes []int) string {
 		fmt.Fprint(&b, s)
 	}
 	return b.String()
+}
+
+// readCalibration reads the output of 'rfc2544 calibrate --json'.
+func readCalibration(path string) ([]trials.CalibrationPoint, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("--calibration %s: %v; write one with 'rfc2544 calibrate --lab NAME --json > %s'", path, err, path)
+	}
+	var pts []trials.CalibrationPoint
+	if err := strictUnmarshal(b, &pts); err != nil {
+		return nil, usagef("--calibration %s: not the JSON of 'rfc2544 calibrate --json': %v", path, err)
+	}
+	if len(pts) == 0 {
+		return nil, usagef("--calibration %s: no calibration points", path)
+	}
+	for _, p := range pts {
+		if p.FrameSize <= 0 || !(p.CeilingFPS > 0) {
+			return nil, usagef("--calibration %s: frame size %d has ceiling %g fps; want positive sizes and ceilings (run 'rfc2544 calibrate' again)", path, p.FrameSize, p.CeilingFPS)
+		}
+	}
+	return pts, nil
 }

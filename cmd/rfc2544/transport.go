@@ -125,6 +125,9 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 		MaxRateFPS:          framing.LineRateFPS(s.capBps, framing.MinEthernetFrame),
 		AllowAnyDestination: s.flags.allowAny,
 	}
+	if len(s.ceilings) > 0 {
+		cfg.CeilingFPS = trials.CeilingMap(s.ceilings)
+	}
 	eng, err := openEngine(ctx, cfg)
 	if err != nil {
 		cleanup()
