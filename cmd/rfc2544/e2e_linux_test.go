@@ -19,6 +19,7 @@ import (
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/trials"
 )
 
 // These tests run the real engine on a temporary lab: root only. They keep
@@ -253,4 +254,29 @@ func TestJumboOnStandardMTU(t *testing.T) {
 			labGone(t, tempLabName())
 		})
 	}
+}
+
+// TestTemporaryLabRemovedOnError checks that a temporary lab is removed when
+// the run fails after creating it (here: the engine cannot open).
+func TestTemporaryLabRemovedOnError(t *testing.T) {
+	needRoot(t)
+	orig := openEngine
+	t.Cleanup(func() { openEngine = orig })
+	var sawLab bool
+	openEngine = func(ctx context.Context, cfg trials.Config) (engine, error) {
+		_, err := lab.Load(tempLabName())
+		sawLab = err == nil
+		return nil, errors.New("port a: injected failure")
+	}
+	_, stderr, err := runCLI(t, context.Background(), "run", "--lab", "--sizes", "64", "--out", filepath.Join(t.TempDir(), "out"))
+	if err == nil || !strings.Contains(err.Error(), "injected failure") || exitCode(err, io.Discard) != exitTestError {
+		t.Fatalf("got %v, want the engine's error with exit code %d", err, exitTestError)
+	}
+	if !sawLab {
+		t.Errorf("the lab was not up when the engine opened")
+	}
+	if !strings.Contains(stderr, "removed temporary lab") {
+		t.Errorf("stderr does not report the removal:\n%s", stderr)
+	}
+	labGone(t, tempLabName())
 }
