@@ -11,18 +11,20 @@ import (
 // printRunHelp writes the --help of run and the one-test verbs: what the
 // verb does, examples, then every flag by group.
 func printRunHelp(w io.Writer, verb string, fixed []rfc2544.Test) {
-	what := "runs the selected RFC 2544 tests (default: throughput, latency, loss, b2b) over the selected frame sizes"
+	scope := "the whole suite"
+	what := "runs the selected RFC 2544 tests (default: throughput, latency,\nloss, b2b) over the selected frame sizes"
 	if fixed != nil {
-		what = fmt.Sprintf("runs the %s test only (latency and b2b first find the throughput they run at)", fixed[0])
+		scope = fmt.Sprintf("the %s test", fixed[0])
+		what = fmt.Sprintf("runs the %s test only (latency and b2b first\nfind the throughput they run at)", fixed[0])
 	}
 	fmt.Fprintf(w, `Usage: rfc2544 %[1]s [flags]
 
 rfc2544 %[1]s %[2]s,
-writes journal.jsonl, results.json and report.txt to --out, and prints the
-tables (or the results as JSON with --json).
+writes journal.jsonl, results.json and report.txt to --out, and prints
+the tables (or the results as JSON with --json).
 
 Examples:
-  # the whole suite on a temporary virtual lab (root), quick profile
+  # %[3]s on a temporary virtual lab (root), quick profile
   sudo rfc2544 %[1]s --lab
   # a few sizes on a lab shaped to 200 Mbit/s
   sudo rfc2544 %[1]s --lab --rate 200mbit --sizes 64,512,1518
@@ -38,7 +40,7 @@ Examples:
 
 Exit codes: 0 ok, 1 test error, 2 usage error, 3 tester-limited result,
 130 interrupted (partial results written; continue with --resume).
-`, verb, what)
+`, verb, what, scope)
 	f := newRunFlags(verb, fixed)
 	groups := []struct {
 		title string
@@ -68,7 +70,7 @@ Exit codes: 0 ok, 1 test error, 2 usage error, 3 tester-limited result,
 			if name != "" {
 				head += " " + name
 			}
-			if fl.DefValue != "" && fl.DefValue != "false" && fl.DefValue != "0" {
+			if fl.DefValue != "" && fl.DefValue != "false" && fl.DefValue != "0" && fl.DefValue != "0s" {
 				usage += fmt.Sprintf(" (default %s)", fl.DefValue)
 			}
 			if len(head) <= 26 {

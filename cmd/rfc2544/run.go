@@ -71,9 +71,9 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 	fs := f.fs
 	fs.SetOutput(io.Discard)
 	if fixed == nil {
-		fs.StringVar(&f.tests, "tests", "all", "tests to run, comma-separated: throughput, latency, loss, b2b, recovery or all")
+		fs.StringVar(&f.tests, "tests", "all", "`list` of tests to run, comma-separated: throughput, latency, loss, b2b, recovery or all")
 	}
-	fs.StringVar(&f.sizes, "sizes", "", "frame sizes in bytes with FCS, comma-separated (default 64,128,256,512,1024,1280,1518)")
+	fs.StringVar(&f.sizes, "sizes", "", "frame `sizes` in bytes with FCS, comma-separated (default 64,128,256,512,1024,1280,1518)")
 	fs.BoolVar(&f.jumbo, "jumbo", false, "add the jumbo sizes 2048,4096,8192,9018 (sizes the path cannot carry report zero throughput)")
 	fs.Var(&f.duration, "duration", "trial `duration` of throughput and frame loss trials, e.g. 60s")
 	fs.StringVar(&f.profile, "profile", "", "preset `name`: rfc2544 (the standard's durations) or quick (short trials); default rfc2544, quick for a temporary lab")
@@ -83,7 +83,7 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 	fs.BoolVar(&f.json, "json", false, "write results as JSON to stdout and nothing else there")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the effective plan and the checks, send nothing")
-	fs.StringVar(&f.transport, "transport", "", "how traffic is made: raw (AF_PACKET, default), udp (coming in a later issue) or sim (simulated DUT, no root)")
+	fs.StringVar(&f.transport, "transport", "", "how traffic is made (`name`): raw (AF_PACKET, default), udp (coming in a later issue) or sim (simulated DUT, no root)")
 	fs.StringVar(&f.search, "search", "", "throughput search `mode`: binary, step or combo")
 	fs.Var(&f.resolution, "resolution", "binary search resolution in `percent` points of line rate, e.g. 0.5")
 	fs.Var(&f.lossTolerance, "loss-tolerance", "acceptable frame loss in `percent` (0 = RFC 2544 zero loss)")
