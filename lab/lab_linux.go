@@ -209,6 +209,19 @@ func buildRouter(ctx context.Context, st *State) error {
 			return err
 		}
 		st.DUTCPUs = cpus
+		// The tester ports' receive work goes to the other CPUs, so
+		// frames the DUT forwarded do not compete with its own input
+		// for the DUT CPU's backlog.
+		var others []int
+		for c := range runtime.NumCPU() - 1 {
+			others = append(others, c)
+		}
+		if err := setRPS(nsA, []string{ifA}, others); err != nil {
+			return err
+		}
+		if err := setRPS(nsB, []string{ifB}, others); err != nil {
+			return err
+		}
 	}
 	if cfg.DUT == DUTRelay {
 		return startRelay(ctx, st)

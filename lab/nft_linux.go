@@ -22,7 +22,7 @@ const (
 	// lossModulus sets the loss resolution: 1/10000, i.e. 0.01 points.
 	lossModulus = 10000
 	// nftBatch is how many rules go into one netlink batch.
-	nftBatch = 500
+	nftBatch = 100
 )
 
 // Rule tags (UserData) for reading counters back.

@@ -1,0 +1,98 @@
+package lab_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/lab/labtest"
+)
+
+// TestShapedRate sends a burst far above the shaped rate (but within the
+// queue limit, so nothing is dropped) and checks that it arrives at the
+// configured rate, counted as tc does (IP packet + 14-byte Ethernet
+// header).
+func TestShapedRate(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     lab.Config
+		reverse bool // send B→A
+		rate    float64
+		payload int
+	}{
+		{name: "20mbit A→B", cfg: lab.Config{AtoB: lab.Shaping{RateBps: 20e6}}, rate: 20e6, payload: 1000},
+		{name: "200mbit A→B", cfg: lab.Config{AtoB: lab.Shaping{RateBps: 200e6}}, rate: 200e6, payload: 1400},
+		{name: "asymmetric B→A 50mbit", cfg: lab.Config{AtoB: lab.Shaping{RateBps: 10e6}, BtoA: lab.Shaping{RateBps: 50e6}}, reverse: true, rate: 50e6, payload: 1400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := labtest.New(t, tt.cfg)
+			from, to := st.A, st.B
+			if tt.reverse {
+				from, to = st.B, st.A
+			}
+			warm(t, st, false)
+			rx := newSink(t, to.Namespace, to.IPv4.Addr())
+			tx := newSource(t, from.Namespace, from.IPv4.Addr())
+			const n = 900 // below the default queue limit of 1000
+			sent, took := tx.send(t, rx.addr(), n, tt.payload, 0)
+			got := rx.stop(100 * time.Millisecond)
+			frame := tt.payload + 28 + 14
+			offered := float64(sent*frame*8) / took.Seconds()
+			if len(got) != sent {
+				t.Fatalf("received %d of %d (queue limit 1000): the burst was dropped", len(got), sent)
+			}
+			// Skip the token bucket's initial burst (10 ms at the rate).
+			skip := int(tt.rate/8/100)/frame + 2
+			span := got[len(got)-1].at.Sub(got[skip].at)
+			measured := float64((len(got)-1-skip)*frame*8) / span.Seconds()
+			t.Logf("offered %.1f Mbit/s, arrived at %.2f Mbit/s (configured %.0f Mbit/s)", offered/1e6, measured/1e6, tt.rate/1e6)
+			if offered < 1.5*tt.rate {
+				t.Fatalf("offered only %.1f Mbit/s: not well above the shaped rate", offered/1e6)
+			}
+			if math.Abs(measured-tt.rate)/tt.rate > 0.05 {
+				t.Errorf("arrival rate %.2f Mbit/s, want %.0f ±5%%", measured/1e6, tt.rate/1e6)
+			}
+		})
+	}
+}
+
+// TestRandomLoss checks the configured loss within ±0.5 points over 20k
+// frames, and that the DUT's loss counter accounts for every missing one.
+func TestRandomLoss(t *testing.T) {
+	tests := []struct {
+		name string
+		pct  float64
+	}{
+		{name: "2%", pct: 2},
+		{name: "10%", pct: 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := labtest.New(t, lab.Config{AtoB: lab.Shaping{LossPercent: tt.pct}})
+			warm(t, st, false)
+			before, err := st.DUTCounters()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rx := newSink(t, st.B.Namespace, st.B.IPv4.Addr())
+			tx := newSource(t, st.A.Namespace, st.A.IPv4.Addr())
+			sent, _ := tx.send(t, rx.addr(), 20000, 64, 50000)
+			got := rx.stop(100 * time.Millisecond)
+			after, err := st.DUTCounters()
+			if err != nil {
+				t.Fatal(err)
+			}
+			lossPct := 100 * float64(sent-len(got)) / float64(sent)
+			drops := after.LossDropsAB - before.LossDropsAB
+			t.Logf("sent %d, received %d: loss %.2f%% (configured %g%%), DUT loss-rule drops %d", sent, len(got), lossPct, tt.pct, drops)
+			if math.Abs(lossPct-tt.pct) > 0.5 {
+				t.Errorf("loss %.2f%%, want %g ±0.5 points", lossPct, tt.pct)
+			}
+			if drops != uint64(sent-len(got)) {
+				t.Errorf("DUT counted %d loss drops, %d frames missing", drops, sent-len(got))
+			}
+		})
+	}
+}
