@@ -205,7 +205,7 @@ func testerLimited(r *rfc2544.Results) bool {
 	return false
 }
 
-// writeResults writes results.json and report.txt into dir, each through a
+// writeResults writes results.json, report.txt and report.html into dir, each through a
 // temporary file so a reader never sees half a file.
 func writeResults(dir string, res *rfc2544.Results) error {
 	for _, out := range []struct {
@@ -214,6 +214,7 @@ func writeResults(dir string, res *rfc2544.Results) error {
 	}{
 		{"results.json", reports.WriteJSON},
 		{"report.txt", reports.WriteTables},
+		{"report.html", reports.WriteHTML},
 	} {
 		path := filepath.Join(dir, out.name)
 		tmp, err := os.CreateTemp(dir, "."+out.name+".*")

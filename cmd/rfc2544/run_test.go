@@ -158,7 +158,7 @@ func TestRunTablesAndQuiet(t *testing.T) {
 	if strings.Contains(stdout, "Latency (RFC") {
 		t.Errorf("the throughput verb ran more than throughput:\n%s", stdout)
 	}
-	for _, f := range []string{"results.json", "report.txt", journalName} {
+	for _, f := range []string{"results.json", "report.txt", "report.html", journalName} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("output folder: %v", err)
 		}
@@ -470,4 +470,24 @@ func mustPlan(t *testing.T, profile string) rfc2544.Plan {
 	}
 	p.LinkBps = 1e9
 	return p.WithDefaults()
+}
+
+// TestSamplePlans checks that every sample plan in testdata/plans is read
+// by run's strict plan reader and validates.
+func TestSamplePlans(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "plans", "*.yaml"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no sample plans: %v", err)
+	}
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			stdout, _, err := runCLI(t, context.Background(), "run", "--transport", "sim", "--plan", path, "--dry-run")
+			if err != nil {
+				t.Fatalf("%v", err)
+			}
+			if !strings.Contains(stdout, "frame_sizes:") {
+				t.Errorf("no effective plan printed:\n%s", stdout)
+			}
+		})
+	}
 }
