@@ -71,6 +71,9 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 
 	ot, err := openTester(ctx, s, logw)
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w before the first trial: %v", errInterrupted, err)
+		}
 		return err
 	}
 	defer ot.close()
@@ -169,7 +172,8 @@ func (o *runObserver) TrialStarted(test rfc2544.Test, frameSize, step int, inten
 }
 
 func (o *runObserver) TrialFinished(rec rfc2544.TrialRecord) {
-	if o.replayed < o.rt.done {
+	fromJournal := o.replayed < o.rt.done
+	if fromJournal {
 		o.replayed++
 	} else if o.err == nil && o.rt.lastErr == nil {
 		if err := o.j.append(rec); err != nil {
@@ -178,6 +182,7 @@ func (o *runObserver) TrialFinished(rec rfc2544.TrialRecord) {
 		}
 	}
 	if o.prog != nil {
+		o.prog.fromJournal = fromJournal
 		o.prog.TrialFinished(rec)
 	}
 }

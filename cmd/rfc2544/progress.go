@@ -36,6 +36,9 @@ type progress struct {
 	lastLoss  string
 	segSteps  int // trials started in the current segment
 	lineShown bool
+	// fromJournal marks the trial being reported as replayed from the
+	// journal of a resumed run, not run now.
+	fromJournal bool
 }
 
 // segment is one test at one frame size, with its estimated trial count.
@@ -163,9 +166,13 @@ func (p *progress) TrialFinished(rec rfc2544.TrialRecord) {
 	if rec.TesterLimitReason != "" {
 		outcome += " (" + rec.TesterLimitReason + ")"
 	}
-	fmt.Fprintf(p.w, "%s %dB step %d: %s, sent %d, loss %.3f%%, latency avg %s: %s [%s elapsed]\n",
+	when := p.elapsed() + " elapsed"
+	if p.fromJournal {
+		when = "from the journal"
+	}
+	fmt.Fprintf(p.w, "%s %dB step %d: %s, sent %d, loss %.3f%%, latency avg %s: %s [%s]\n",
 		testLabel(rec.Test), rec.FrameSize, rec.Step, what, rec.Sent, rec.LossPercent,
-		fmtNs(rec.LatencyAvgNs), outcome, p.elapsed())
+		fmtNs(rec.LatencyAvgNs), outcome, when)
 }
 
 // draw rewrites the live line.

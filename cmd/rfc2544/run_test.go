@@ -200,8 +200,12 @@ func TestResumeSim(t *testing.T) {
 
 		rt := &countingTester{}
 		wrapTester(t, func(next rfc2544.Tester) rfc2544.Tester { rt.next = next; return rt })
-		if _, stderr, err := runCLI(t, context.Background(), "run", "--resume", out, "--quiet"); err != nil {
+		_, stderr, err := runCLI(t, context.Background(), "run", "--resume", out)
+		if err != nil {
 			t.Fatalf("resume after trial %d: %v\n%s", at, err, stderr)
+		}
+		if got := strings.Count(stderr, "[from the journal]"); got != at-1 {
+			t.Errorf("resume after trial %d: %d progress lines say the trial came from the journal, want %d", at, got, at-1)
 		}
 		if got, want := rt.count(), total-(at-1); got != want {
 			t.Errorf("resume after trial %d ran %d trials, want %d (no finished trial repeated)", at, got, want)
