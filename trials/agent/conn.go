@@ -107,14 +107,12 @@ func (c *conn) write(m Message) error {
 	return nil
 }
 
-// read reads one message, waiting at most timeout (zero: no limit). A peer
-// Error message comes back as a *RemoteError, also when it is of another
-// protocol version.
+// read reads one message, waiting at most timeout (zero: the deadline
+// already set on the connection, if any). A peer Error message comes back as
+// a *RemoteError, also when it is of another protocol version.
 func (c *conn) read(timeout time.Duration) (Message, error) {
 	if timeout > 0 {
 		c.nc.SetReadDeadline(time.Now().Add(timeout))
-	} else {
-		c.nc.SetReadDeadline(time.Time{})
 	}
 	var hb [HeaderLen]byte
 	if _, err := io.ReadFull(c.br, hb[:]); err != nil {

@@ -531,6 +531,9 @@ func strictJSON(b []byte, v any) error {
 	if len(t) == 0 || t[0] != '{' {
 		return errors.New("want a JSON object")
 	}
+	if err := noDuplicateKeys(b); err != nil {
+		return err
+	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
@@ -540,4 +543,64 @@ func strictJSON(b []byte, v any) error {
 		return errors.New("data after the JSON object")
 	}
 	return nil
+}
+
+// noDuplicateKeys refuses an object with the same key twice at any depth
+// (encoding/json would silently keep the last), so no two decoders can
+// read one message differently.
+func noDuplicateKeys(b []byte) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	type level struct {
+		keys  map[string]bool
+		inObj bool
+		isKey bool // the next token in this object is a key
+	}
+	var stack []level
+	for depth := 0; ; {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var top *level
+		if len(stack) > 0 {
+			top = &stack[len(stack)-1]
+		}
+		switch tok := tok.(type) {
+		case json.Delim:
+			switch tok {
+			case '{', '[':
+				if top != nil && top.inObj {
+					top.isKey = true // this value ends the pair
+				}
+				stack = append(stack, level{keys: map[string]bool{}, inObj: tok == '{', isKey: true})
+				depth++
+			case '}', ']':
+				stack = stack[:len(stack)-1]
+				depth--
+			}
+			if depth == 0 {
+				return nil // the caller refuses what follows
+			}
+		case string:
+			if top != nil && top.inObj && top.isKey {
+				if top.keys[tok] {
+					return fmt.Errorf("key %q appears twice", tok)
+				}
+				top.keys[tok] = true
+				top.isKey = false
+				continue
+			}
+			if top != nil && top.inObj {
+				top.isKey = true
+			}
+		default:
+			if top != nil && top.inObj {
+				top.isKey = true
+			}
+		}
+	}
 }

@@ -33,11 +33,8 @@ const (
 	DefaultAuthBurst        = 5
 	DefaultAuthRefill       = 12 * time.Second
 	DefaultMaxHandshakes    = 8
-	// StartTimeout bounds the wait between Ready and Start.
-	StartTimeout = 10 * time.Second
-	// StopGrace is how long after a trial's planned end (learning, traffic,
-	// settle) the agent waits for Stop before it stops the trial itself.
-	StopGrace = 10 * time.Second
+	DefaultStartTimeout     = 10 * time.Second
+	DefaultStopGrace        = 10 * time.Second
 )
 
 // Config configures a Server. Token, Traffic and Policy.MaxRateBps are
@@ -71,6 +68,13 @@ type Config struct {
 	// per AuthRefill; zero means DefaultAuthBurst and DefaultAuthRefill.
 	AuthBurst  int
 	AuthRefill time.Duration
+	// StartTimeout bounds the wait between Ready and Start; zero means
+	// DefaultStartTimeout. The agent then stops the trial and says so.
+	StartTimeout time.Duration
+	// StopGrace is how long after a started trial's planned end (learning,
+	// traffic, settle wait) the agent waits for Stop before it stops the
+	// trial itself; zero means DefaultStopGrace.
+	StopGrace time.Duration
 	// MaxHandshakes bounds handshakes in progress at once; zero means
 	// DefaultMaxHandshakes.
 	MaxHandshakes int
@@ -92,6 +96,8 @@ func (c Config) withDefaults() Config {
 	def(&c.IdleTimeout, DefaultIdleTimeout)
 	def(&c.SessionTimeout, DefaultSessionTimeout)
 	def(&c.AuthRefill, DefaultAuthRefill)
+	def(&c.StartTimeout, DefaultStartTimeout)
+	def(&c.StopGrace, DefaultStopGrace)
 	if c.Policy.ClockSync == "" {
 		c.Policy.ClockSync = ClockNone
 	}
@@ -126,7 +132,7 @@ func (c Config) Validate() error {
 		v    time.Duration
 	}{{"max duration", c.Policy.MaxDuration}, {"keepalive interval", c.KeepaliveInterval}, {"peer timeout", c.PeerTimeout},
 		{"handshake timeout", c.HandshakeTimeout}, {"idle timeout", c.IdleTimeout}, {"session timeout", c.SessionTimeout},
-		{"auth refill", c.AuthRefill}} {
+		{"auth refill", c.AuthRefill}, {"start timeout", c.StartTimeout}, {"stop grace", c.StopGrace}} {
 		if d.v < 0 {
 			return fmt.Errorf("agent %s %v: must not be negative", d.name, d.v)
 		}
@@ -290,6 +296,7 @@ func (s *Server) handshake(ctx context.Context, nc net.Conn, peer netip.AddrPort
 	defer stop()
 	c := newConn(nc)
 	fail := func(err error) (*conn, helloInfo, error) {
+		nc.SetWriteDeadline(time.Now().Add(time.Second)) // the handshake's may have passed
 		if e := errorFor(err); e != nil {
 			c.write(e)
 		} else if errors.Is(err, os.ErrDeadlineExceeded) {
@@ -558,7 +565,7 @@ func (se *session) setup(ctx context.Context, m *TrialSetup) Message {
 		Peer:       netip.AddrPortFrom(se.peer.Addr(), m.ControllerPort),
 		ReflectFPS: m.ReflectFPS,
 		MaxSendFPS: p.MaxSendFPS(m.Spec.FrameSize),
-		Deadline:   time.Now().Add(StartTimeout + length + StopGrace),
+		Deadline:   time.Now().Add(se.s.cfg.StartTimeout + length + se.s.cfg.StopGrace),
 	}
 	tctx, cancel := context.WithDeadline(ctx, tr.Deadline)
 	var reflectTo netip.AddrPort
@@ -576,7 +583,7 @@ func (se *session) setup(ctx context.Context, m *TrialSetup) Message {
 		}
 	}
 	se.trials++
-	se.trial = &activeTrial{setup: *m, tr: tr, ctx: tctx, cancel: cancel, recv: recv, timer: time.NewTimer(StartTimeout)}
+	se.trial = &activeTrial{setup: *m, tr: tr, ctx: tctx, cancel: cancel, recv: recv, timer: time.NewTimer(se.s.cfg.StartTimeout)}
 	se.log.Info("trial set up", "trial", m.TrialID, "frame_size", m.Spec.FrameSize, "rate_fps", m.Spec.RateFPS,
 		"streams", len(m.Spec.Streams), "duration", m.Spec.Duration, "latency", m.Latency, "send_to", tr.Peer.String())
 	r := &Ready{TrialID: m.TrialID}
@@ -591,7 +598,7 @@ func (se *session) startTrial() error {
 	t := se.trial
 	t.started = true
 	length := TrialLength(t.setup)
-	t.timer.Reset(length + StopGrace)
+	t.timer.Reset(length + se.s.cfg.StopGrace)
 	// Sending must end with the trial, whatever the transport does.
 	if d := time.Now().Add(length + time.Second); d.Before(t.tr.Deadline) {
 		t.tr.Deadline = d
