@@ -1,6 +1,3 @@
-// Command rfc2544 runs RFC 2544 benchmarks (throughput, latency, frame loss,
-// back-to-back) against a device under test, or against its built-in virtual
-// lab, and renders the results.
 package main
 
 import (
