@@ -28,6 +28,25 @@ type PortConfig struct {
 	// implemented yet: IPv6 trials return an error).
 	Addr6    netip.Prefix `json:"addr6,omitzero"`
 	Gateway6 netip.Addr   `json:"gateway6,omitzero"`
+	// TesterMAC is the Ethernet address the engine uses on this port for
+	// test frames and ARP. Empty means a locally administered address
+	// derived from the interface's (see emulatedMAC), unless
+	// Config.UseInterfaceMAC.
+	TesterMAC net.HardwareAddr `json:"tester_mac,omitempty"`
+}
+
+// emulatedMAC derives the tester's MAC on a port from the interface's:
+// 02:25:44 (locally administered, unicast) and the interface's last three
+// bytes. Like a hardware tester's emulated host, it keeps test frames out of
+// the port's own kernel IP stack (they arrive as "other host" frames and
+// only the engine's socket takes them), which on a one-box lab spares the
+// forwarding CPU the stack's work.
+func emulatedMAC(hw [6]byte) [6]byte {
+	m := [6]byte{0x02, 0x25, 0x44, hw[3], hw[4], hw[5]}
+	if m == hw {
+		m[1] ^= 0xff
+	}
+	return m
 }
 
 // Config configures an Engine. The zero value of every optional field is
@@ -60,6 +79,20 @@ type Config struct {
 	// NoTxRing forces the plain sendto transmit path instead of
 	// PACKET_TX_RING (for comparison and for kernels without it).
 	NoTxRing bool `json:"no_tx_ring,omitempty"`
+	// UseInterfaceMAC makes the engine use each interface's own MAC for test
+	// frames and ARP instead of an emulated one, sharing the kernel's
+	// identity (test frames then also climb the port's kernel IP stack).
+	UseInterfaceMAC bool `json:"use_interface_mac,omitempty"`
+	// QdiscPath sends through the port's qdisc (e.g. to shape on the tester
+	// side) instead of bypassing it with PACKET_QDISC_BYPASS.
+	QdiscPath bool `json:"qdisc_path,omitempty"`
+	// TxCPU and RxCPU pin the transmit threads and the receive loops to
+	// CPU TxCPU−1 and RxCPU−1 (1-based so the zero value means "not
+	// pinned"). On a small box, transmit (and, on a veth lab, the DUT's
+	// forwarding in its softirq) on one CPU and receive on another avoids
+	// the two trading places.
+	TxCPU int `json:"tx_cpu,omitempty"`
+	RxCPU int `json:"rx_cpu,omitempty"`
 	// Batch is the most frames handed to the kernel per transmit call.
 	// Zero means 256.
 	Batch int `json:"batch,omitempty"`
@@ -194,6 +227,8 @@ type GenConfig struct {
 	AllowAnyDestination bool
 	// NoTxRing forces the sendto path.
 	NoTxRing bool
+	// QdiscPath sends through the qdisc instead of bypassing it.
+	QdiscPath bool
 	// Batch is the most frames per transmit call; zero means 256.
 	Batch int
 }

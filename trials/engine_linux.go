@@ -214,7 +214,7 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 	// Receivers: filter for this run, attach.
 	var rx [2]*rxTrial
 	for i, p := range e.ports {
-		if err := p.prepareTx(spec.FrameSize-framing.FCSLen, e.cfg.NoTxRing); err != nil {
+		if err := p.prepareTx(spec.FrameSize-framing.FCSLen, e.cfg.NoTxRing, e.cfg.QdiscPath); err != nil {
 			return res, fmt.Errorf("%s: %w", p.where(), err)
 		}
 		if err := p.setFilter(runID); err != nil {
@@ -249,6 +249,7 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 		}
 		t := newTransmitter(p, txStreams[i], runID, e.cfg.Batch, &stop)
 		t.tagAfter = spec.TagAfter
+		t.cpu = e.cfg.TxCPU - 1
 		if spec.BurstFrames == 0 {
 			// A generator that falls behind is cut off just after the
 			// trial's duration and the trial marked tester-limited.
@@ -386,12 +387,12 @@ func Generate(ctx context.Context, c GenConfig) (GenResult, error) {
 	if c.Batch <= 0 {
 		c.Batch = DefaultBatch
 	}
-	p, err := openPort("gen", PortConfig{Namespace: c.Namespace, Interface: c.Interface}, Config{}, true)
+	p, err := openPort("gen", PortConfig{Namespace: c.Namespace, Interface: c.Interface}, Config{QdiscPath: c.QdiscPath}, true)
 	if err != nil {
 		return res, err
 	}
 	defer p.close()
-	if err := p.prepareTx(c.FrameSize-framing.FCSLen, c.NoTxRing); err != nil {
+	if err := p.prepareTx(c.FrameSize-framing.FCSLen, c.NoTxRing, c.QdiscPath); err != nil {
 		return res, err
 	}
 	tpl, err := framing.NewTemplate(framing.TemplateConfig{SrcMAC: macOf(p.mac), DstMAC: c.DstMAC,

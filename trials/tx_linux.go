@@ -35,6 +35,7 @@ type transmitter struct {
 	hardStop time.Duration
 	tagAfter time.Duration
 	stop     *atomic.Bool
+	cpu      int // CPU to pin the sending thread to, or -1
 
 	head, tail, pending int
 	slotStream          []int32
@@ -45,7 +46,7 @@ type transmitter struct {
 }
 
 func newTransmitter(p *port, streams []*streamState, runID uint8, batch int, stop *atomic.Bool) *transmitter {
-	t := &transmitter{p: p, ring: p.txRing, streams: streams, runID: runID, batch: batch, stop: stop,
+	t := &transmitter{p: p, ring: p.txRing, streams: streams, runID: runID, batch: batch, stop: stop, cpu: -1,
 		flowIdx: make([]int, len(streams))}
 	if t.ring != nil {
 		if len(p.txSlotTpl) != t.ring.Frames {
@@ -68,6 +69,7 @@ func (t *transmitter) run() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	pinThread(t.cpu)
 
 	start := time.Now()
 	var err error
@@ -291,4 +293,15 @@ func (t *transmitter) flush() error {
 		t.tail = (t.tail + 1) % t.ring.Frames
 	}
 	return nil
+}
+
+// pinThread binds the calling (locked) OS thread to cpu; a negative cpu or a
+// failure leaves it free.
+func pinThread(cpu int) {
+	if cpu < 0 {
+		return
+	}
+	var set unix.CPUSet
+	set.Set(cpu)
+	_ = unix.SchedSetaffinity(0, &set)
 }

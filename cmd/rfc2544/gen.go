@@ -33,6 +33,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		secs   = fs.Duration("secs", 5*time.Second, "how long to send (a duration, or whole seconds)")
 		rate   = fs.Float64("rate", 0, "intended rate in frames/s; 0 = as fast as possible")
 		noRing = fs.Bool("no-tx-ring", false, "use sendto per frame instead of PACKET_TX_RING")
+		qdisc  = fs.Bool("qdisc", false, "send through the qdisc instead of PACKET_QDISC_BYPASS")
 		batch  = fs.Int("batch", 0, "frames per transmit call (0 = default)")
 		asJSON = fs.Bool("json", false, "print the result as JSON")
 	)
@@ -65,7 +66,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return usagef("gen --dport %d: want 0..65535", *dport)
 	}
 	res, err := trials.Generate(ctx, trials.GenConfig{Namespace: *ns, Interface: *dev, DstMAC: mac, SrcIP: src, DstIP: dst,
-		DstPort: uint16(*dport), FrameSize: *frame, RateFPS: *rate, Duration: *secs, NoTxRing: *noRing, Batch: *batch})
+		DstPort: uint16(*dport), FrameSize: *frame, RateFPS: *rate, Duration: *secs, NoTxRing: *noRing, QdiscPath: *qdisc, Batch: *batch})
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("gen: %w", err)
 	}

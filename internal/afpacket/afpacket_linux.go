@@ -111,14 +111,13 @@ func (s *Socket) SetSendBuffer(bytes int) error {
 	return setInt(s.fd, unix.SOL_SOCKET, unix.SO_SNDBUF, bytes, "SO_SNDBUF")
 }
 
-// EnableSoftwareTimestamps asks for software receive timestamps
-// (SOF_TIMESTAMPING_RX_SOFTWARE|SOFTWARE) in ring headers via
-// PACKET_TIMESTAMP, and enables net timestamping so every received skb is
-// stamped with CLOCK_REALTIME on arrival.
+// EnableSoftwareTimestamps asks for software receive timestamps in ring
+// headers (PACKET_TIMESTAMP with SOF_TIMESTAMPING_SOFTWARE|RX_SOFTWARE):
+// CLOCK_REALTIME read when the frame reaches the socket, unless the skb
+// already carries a receive stamp. It deliberately does not set
+// SO_TIMESTAMPNS, which would make the kernel stamp every received packet of
+// every interface (net_enable_timestamp): a cost on the forwarding CPU.
 func (s *Socket) EnableSoftwareTimestamps() error {
-	if err := setInt(s.fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1, "SO_TIMESTAMPNS"); err != nil {
-		return err
-	}
 	return setInt(s.fd, unix.SOL_PACKET, unix.PACKET_TIMESTAMP,
 		unix.SOF_TIMESTAMPING_SOFTWARE|unix.SOF_TIMESTAMPING_RX_SOFTWARE, "PACKET_TIMESTAMP")
 }
@@ -311,4 +310,16 @@ func (s *Socket) Close() error {
 // tests of code that fills or drains rings.
 func NewMemRing(frameSize, frames int) *Ring {
 	return &Ring{mem: make([]byte, frameSize*frames), FrameSize: frameSize, Frames: frames}
+}
+
+// AddUnicast adds mac to the interface's unicast address filter for as long
+// as the socket is open (PACKET_ADD_MEMBERSHIP, PACKET_MR_UNICAST), so the
+// NIC accepts frames for an address the tester emulates.
+func (s *Socket) AddUnicast(mac [6]byte) error {
+	mr := unix.PacketMreq{Ifindex: int32(s.ifindex), Type: unix.PACKET_MR_UNICAST, Alen: 6}
+	copy(mr.Address[:], mac[:])
+	if err := unix.SetsockoptPacketMreq(s.fd, unix.SOL_PACKET, unix.PACKET_ADD_MEMBERSHIP, &mr); err != nil {
+		return os.NewSyscallError("setsockopt PACKET_ADD_MEMBERSHIP", err)
+	}
+	return nil
 }

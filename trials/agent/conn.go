@@ -118,11 +118,11 @@ func (c *conn) read(timeout time.Duration) (Message, error) {
 	if _, err := io.ReadFull(c.br, hb[:]); err != nil {
 		return nil, err
 	}
-	max := MaxBody
+	limit := MaxHandshakeBody
 	if c.rmac != nil {
-		max += MACLen
+		limit = MaxBody + MACLen
 	}
-	h, err := parseHeader(hb[:], max)
+	h, err := parseHeader(hb[:], limit)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,12 @@ const (
 	// with a latency histogram of a few thousand buckets per stream is
 	// well under it (TestMaxResultsFit).
 	MaxBody = 1 << 20
+	// MaxHandshakeBody is the largest body accepted before the session is
+	// authenticated: 16 KiB, so an unauthenticated peer cannot make either
+	// side buffer a megabyte.
+	MaxHandshakeBody = 16 << 10
+	// MaxSoftware is the longest Software name accepted, in bytes.
+	MaxSoftware = 256
 	// MACLen is the session MAC that follows the body of every message
 	// after the handshake (HMAC-SHA256).
 	MACLen = 32
@@ -316,7 +322,12 @@ func checkLen(field string, b []byte, n int) error {
 	return nil
 }
 
-func (m *Hello) validate() error     { return checkLen("hello nonce", m.Nonce, NonceLen) }
+func (m *Hello) validate() error {
+	if len(m.Software) > MaxSoftware {
+		return fmt.Errorf("hello software: %d bytes, above the %d-byte limit", len(m.Software), MaxSoftware)
+	}
+	return checkLen("hello nonce", m.Nonce, NonceLen)
+}
 func (m *Challenge) validate() error { return checkLen("challenge nonce", m.Nonce, NonceLen) }
 func (m *Auth) validate() error      { return checkLen("auth mac", m.MAC, MACLen) }
 
@@ -325,6 +336,9 @@ func (m *AuthOK) validate() error {
 		return err
 	}
 	a := m.Agent
+	if len(a.Software) > MaxSoftware {
+		return fmt.Errorf("auth_ok agent software: %d bytes, above the %d-byte limit", len(a.Software), MaxSoftware)
+	}
 	if !finite(a.MaxRateBps) || a.MaxRateBps <= 0 {
 		return fmt.Errorf("auth_ok agent max_rate_bps %g: must be positive", a.MaxRateBps)
 	}
@@ -454,7 +468,11 @@ func parseHeader(b []byte, maxPayload int) (Header, error) {
 		Length:  binary.BigEndian.Uint32(b[8:12]),
 	}
 	if int64(h.Length) > int64(maxPayload) {
-		return h, fmt.Errorf("%w: %s of %d bytes, above the limit of %d bytes", ErrTooLong, h.Type, h.Length, maxPayload)
+		what := "limit"
+		if maxPayload == MaxHandshakeBody {
+			what = "handshake limit"
+		}
+		return h, fmt.Errorf("%w: %s of %d bytes, above the %s of %d bytes", ErrTooLong, h.Type, h.Length, what, maxPayload)
 	}
 	return h, nil
 }

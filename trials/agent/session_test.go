@@ -334,7 +334,7 @@ func TestAgentRefuses(t *testing.T) {
 				nc.Write(header(agent.Version, 1, agent.MaxBody+1))
 				return readRemoteError(t, agent.NewRawPeer(nc, agent.Version))
 			},
-			code: agent.CodeProtocol, msg: "Hello of 1048577 bytes, above the limit of 1048576 bytes", log: "message too long",
+			code: agent.CodeProtocol, msg: "Hello of 1048577 bytes, above the handshake limit of 16384 bytes", log: "message too long",
 		},
 		{
 			name: "malformed message",
@@ -493,7 +493,7 @@ func TestClientRefusesBadAgent(t *testing.T) {
 			answer: func(p *agent.RawPeer, nc net.Conn) {
 				nc.Write(header(agent.Version, 2, 5<<20))
 			},
-			is: agent.ErrTooLong, want: "Challenge of 5242880 bytes, above the limit", told: agent.CodeProtocol, tmsg: "above the limit",
+			is: agent.ErrTooLong, want: "Challenge of 5242880 bytes, above the handshake limit of 16384 bytes", told: agent.CodeProtocol, tmsg: "above the limit",
 		},
 		{
 			name: "malformed",
