@@ -112,6 +112,8 @@ func TestDecodeRejects(t *testing.T) {
 		{name: "wrong field type", in: frame(Version, TypeStart, `{"trial_id":"1"}`), is: ErrMalformed, want: "cannot unmarshal string"},
 		{name: "truncated json", in: frame(Version, TypeStart, `{"trial_id":1`), is: ErrMalformed, want: "unexpected EOF"},
 		{name: "zero trial id", in: frame(Version, TypeStop, `{"trial_id":0}`), is: ErrMalformed, want: "stop trial_id: must not be zero"},
+		{name: "long software name", in: frame(Version, TypeHello, `{"software":"`+strings.Repeat("x", 257)+`","nonce":"`+strings.Repeat("A", 43)+`="}`),
+			is: ErrMalformed, want: "hello software: 257 bytes, above the 256-byte limit"},
 		{name: "short nonce", in: frame(Version, TypeHello, `{"software":"x","nonce":"AAAA"}`), is: ErrMalformed, want: "hello nonce: 3 bytes, want 32"},
 		{name: "no mac", in: frame(Version, TypeAuth, `{}`), is: ErrMalformed, want: "auth mac: 0 bytes, want 32"},
 		{name: "bad base64", in: frame(Version, TypeAuth, `{"mac":"!!"}`), is: ErrMalformed, want: "illegal base64"},

@@ -493,7 +493,7 @@ func TestClientRefusesBadAgent(t *testing.T) {
 			answer: func(p *agent.RawPeer, nc net.Conn) {
 				nc.Write(header(agent.Version, 2, 5<<20))
 			},
-			is: agent.ErrTooLong, want: "Challenge of 5242880 bytes, above the handshake limit of 16384 bytes", told: agent.CodeProtocol, tmsg: "above the limit",
+			is: agent.ErrTooLong, want: "Challenge of 5242880 bytes, above the handshake limit of 16384 bytes", told: agent.CodeProtocol, tmsg: "above the handshake limit",
 		},
 		{
 			name: "malformed",
@@ -685,4 +685,20 @@ func (r *recorder) Write(b []byte) (int, error) {
 		b = r.alter(b)
 	}
 	return r.Conn.Write(b)
+}
+
+// TestOversizedInSession: after authentication the limit is MaxBody (plus
+// the MAC); a longer message ends the session with a clear error.
+func TestOversizedInSession(t *testing.T) {
+	leakCheck(t)
+	a := startAgent(t, nil)
+	nc := rawConn(t, a.addr)
+	p := agent.NewRawPeer(nc, agent.Version)
+	rawHandshake(t, p)
+	nc.Write(header(agent.Version, 5, agent.MaxBody+agent.MACLen+1))
+	re := readRemoteError(t, p)
+	if re.Code != agent.CodeProtocol || !strings.Contains(re.Message, "TrialSetup of 1048609 bytes, above the limit of 1048608 bytes") || !re.Fatal {
+		t.Errorf("agent said %v, want a fatal protocol error naming the limit", re)
+	}
+	a.waitLog(t, `reason="protocol error: message too long`)
 }
