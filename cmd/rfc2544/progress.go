@@ -179,6 +179,13 @@ func (p *progress) TrialFinished(rec rfc2544.TrialRecord) {
 func (p *progress) draw() {
 	line := fmt.Sprintf("%-10s %5dB  step %-3d load %7.3f%%  last loss %-8s  elapsed %s  ETA %s",
 		testLabel(p.test), p.size, p.step, p.intended, orDash(p.lastLoss), p.elapsed(), p.eta())
+	if f, ok := p.w.(*os.File); ok {
+		// A line wider than the terminal wraps, and \r then rewrites only
+		// its last row: cut it to the width.
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 1 && len(line) >= w {
+			line = line[:w-1]
+		}
+	}
 	fmt.Fprintf(p.w, "\r\x1b[K%s", line)
 	p.lineShown = true
 }
