@@ -40,7 +40,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 		logw = io.Discard
 	}
 	if err := os.MkdirAll(s.out, 0o755); err != nil {
-		return usagef("--out %s: cannot create the folder: %v", s.out, err)
+		return usagef("--out %s: cannot create the folder: %w", s.out, err)
 	}
 
 	// The journal, before the first trial.

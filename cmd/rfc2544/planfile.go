@@ -26,7 +26,7 @@ func readPlanFile(path string, base rfc2544.Plan) (rfc2544.Plan, error) {
 		if errors.Is(err, os.ErrNotExist) {
 			return base, usagef("--plan %s: no such file; see testdata/plans/ for examples", path)
 		}
-		return base, usagef("--plan %s: %v", path, err)
+		return base, usagef("--plan %s: %w", path, err)
 	}
 	return parsePlan(path, b, base)
 }
@@ -38,7 +38,7 @@ func planProfile(path string) (string, error) {
 		if errors.Is(err, os.ErrNotExist) {
 			return "", usagef("--plan %s: no such file; see testdata/plans/ for examples", path)
 		}
-		return "", usagef("--plan %s: %v", path, err)
+		return "", usagef("--plan %s: %w", path, err)
 	}
 	var v struct {
 		Profile string `yaml:"profile"`
@@ -58,7 +58,7 @@ func parsePlan(path string, b []byte, base rfc2544.Plan) (rfc2544.Plan, error) {
 		return base, nil // an empty plan changes nothing
 	}
 	if err := checkNode(doc.Content[0], reflect.TypeOf(base), ""); err != nil {
-		return base, usagef("--plan %s %v", path, err)
+		return base, usagef("--plan %s %w", path, err)
 	}
 	p := base
 	dec := yaml.NewDecoder(bytes.NewReader(b))

@@ -82,7 +82,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	case f.lab.temporary():
 		cfg, err := f.labFlags.Config(tempLabName())
 		if err != nil {
-			return nil, usagef("temporary lab: %v", err)
+			return nil, usagef("temporary lab: %w", err)
 		}
 		s.tempLab, s.labCfg = true, cfg
 	case f.lab.set:
@@ -90,7 +90,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 			return nil, usagef("%s: a setting of a temporary lab, but --lab %s names an existing one; set it with 'rfc2544 lab up', or use --lab alone", labSet[0], f.lab.name)
 		}
 		if err := lab.ValidateName(f.lab.name); err != nil {
-			return nil, usagef("--lab %s: %v", f.lab.name, err)
+			return nil, usagef("--lab %s: %w", f.lab.name, err)
 		}
 		st, err := lab.Load(f.lab.name)
 		if err != nil {
@@ -195,7 +195,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		s.plan = s.plan.WithDefaults()
 		if err := s.plan.Validate(); err != nil {
 			if f.planFile != "" {
-				return nil, usagef("--plan %s: %v", f.planFile, err)
+				return nil, usagef("--plan %s: %w", f.planFile, err)
 			}
 			return nil, usageError{err}
 		}
@@ -207,7 +207,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		}
 		for _, size := range s.plan.FrameSizes {
 			if err := framing.ValidateFrameSize(size, proto, false, 0); err != nil {
-				return nil, usagef("plan frame_sizes: %v", err)
+				return nil, usagef("plan frame_sizes: %w", err)
 			}
 		}
 	} else {
@@ -316,7 +316,7 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 	p, err := rfc2544.DefaultPlan(profile)
 	if err != nil {
 		if f.profile == "" && f.planFile != "" {
-			return p, usagef("--plan %s: %v", f.planFile, err)
+			return p, usagef("--plan %s: %w", f.planFile, err)
 		}
 		return p, usagef("--profile %q: unknown; use rfc2544 (the standard's durations) or quick (short trials)", profile)
 	}
@@ -472,7 +472,7 @@ func readCalibration(path string) ([]trials.CalibrationPoint, error) {
 	}
 	var pts []trials.CalibrationPoint
 	if err := strictUnmarshal(b, &pts); err != nil {
-		return nil, usagef("--calibration %s: not the JSON of 'rfc2544 calibrate --json': %v", path, err)
+		return nil, usagef("--calibration %s: not the JSON of 'rfc2544 calibrate --json': %w", path, err)
 	}
 	if len(pts) == 0 {
 		return nil, usagef("--calibration %s: no calibration points", path)
