@@ -175,8 +175,13 @@ type RemoteError struct {
 	PeerVersion uint16
 }
 
+// Error is the peer's message; Code is for programs (errors.Is with the
+// sentinels, or the field).
 func (e *RemoteError) Error() string {
-	s := string(e.Code) + ": " + e.Message
+	s := e.Message
+	if s == "" {
+		s = "peer reported a " + string(e.Code) + " error"
+	}
 	if e.TrialID != 0 {
 		s = fmt.Sprintf("trial %d: %s", e.TrialID, s)
 	}
