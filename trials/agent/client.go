@@ -325,9 +325,11 @@ func (c *Client) Start(ctx context.Context, id uint64) error {
 }
 
 // Stop ends trial id on the agent (call it after the controller's own
-// traffic and the settle wait) and returns the agent's counters.
-func (c *Client) Stop(ctx context.Context, id uint64) (Results, error) {
-	m, err := c.call(ctx, &Stop{TrialID: id}, TypeResults, id)
+// traffic and the settle wait) and returns the agent's counters. sent is
+// what the controller sent on each A->B stream, so the agent counts Lost and
+// LastLossNs; nil when it does not know.
+func (c *Client) Stop(ctx context.Context, id uint64, sent []StreamSent) (Results, error) {
+	m, err := c.call(ctx, &Stop{TrialID: id, Sent: sent}, TypeResults, id)
 	if err != nil {
 		return Results{}, err
 	}

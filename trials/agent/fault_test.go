@@ -161,7 +161,7 @@ func TestPartitionMidTrial(t *testing.T) {
 	if took > 2*time.Second {
 		t.Errorf("client noticed the partition after %v, want within 2s", took)
 	}
-	if _, err := c.Stop(context.Background(), 1); !errors.Is(err, agent.ErrAgentLost) {
+	if _, err := c.Stop(context.Background(), 1, nil); !errors.Is(err, agent.ErrAgentLost) {
 		t.Errorf("Stop after the partition: %v, want ErrAgentLost", err)
 	}
 	a.waitLog(t, `reason="controller lost: no message for 1.5s (keepalives missed)"`)
@@ -178,7 +178,7 @@ func TestAgentKilledMidTrial(t *testing.T) {
 	s := runningTrial(t, a, c)
 	p.kill()
 	t0 := time.Now()
-	_, err := c.Stop(context.Background(), 1)
+	_, err := c.Stop(context.Background(), 1, nil)
 	took := time.Since(t0)
 	if !errors.Is(err, agent.ErrAgentLost) {
 		t.Fatalf("Stop: error %v, want ErrAgentLost", err)
@@ -237,7 +237,7 @@ func TestTrialDeadlines(t *testing.T) {
 	s := <-a.fake.Started()
 	a.waitLog(t, "no Stop from the controller by the trial's deadline")
 	<-s.Done()
-	if _, err := c.Stop(ctx, 2); !errors.As(err, &re) || re.Code != agent.CodeTimeout || re.TrialID != 2 {
+	if _, err := c.Stop(ctx, 2, nil); !errors.As(err, &re) || re.Code != agent.CodeTimeout || re.TrialID != 2 {
 		t.Errorf("Stop after the deadline: %v, want the agent's timeout of trial 2", err)
 	}
 	// The session is still good.
@@ -327,7 +327,7 @@ func TestReceiveOnlyTrial(t *testing.T) {
 	if err := c.Start(ctx, 9); err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.Stop(ctx, 9)
+	res, err := c.Stop(ctx, 9, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

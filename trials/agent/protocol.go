@@ -187,6 +187,15 @@ type Started struct {
 // settle wait: the agent stops sending and receiving and answers Results.
 type Stop struct {
 	TrialID uint64 `json:"trial_id"`
+	// Sent is what the controller sent on each A->B stream, so the agent's
+	// receiver can count Lost and LastLossNs.
+	Sent []StreamSent `json:"sent"`
+}
+
+// StreamSent is the number of frames one stream sent.
+type StreamSent struct {
+	ID   uint16 `json:"id"`
+	Sent uint64 `json:"sent"`
 }
 
 // Results is the agent's side of a trial.
@@ -389,7 +398,16 @@ func nonZeroID(name string, id uint64) error {
 func (m *Ready) validate() error   { return nonZeroID("ready", m.TrialID) }
 func (m *Start) validate() error   { return nonZeroID("start", m.TrialID) }
 func (m *Started) validate() error { return nonZeroID("started", m.TrialID) }
-func (m *Stop) validate() error    { return nonZeroID("stop", m.TrialID) }
+func (m *Stop) validate() error {
+	seen := map[uint16]bool{}
+	for _, c := range m.Sent {
+		if seen[c.ID] {
+			return fmt.Errorf("stop sent: stream %d twice", c.ID)
+		}
+		seen[c.ID] = true
+	}
+	return nonZeroID("stop", m.TrialID)
+}
 
 func (m *Results) validate() error {
 	if err := nonZeroID("results", m.TrialID); err != nil {

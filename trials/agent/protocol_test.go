@@ -42,7 +42,7 @@ func sampleMessages() []Message {
 		&Ready{TrialID: 7, AgentPort: 40001},
 		&Start{TrialID: 7},
 		&Started{TrialID: 7},
-		&Stop{TrialID: 7},
+		&Stop{TrialID: 7, Sent: []StreamSent{{ID: 1, Sent: 20000}}},
 		&Results{TrialID: 7, Streams: []trials.StreamResult{
 			{ID: 1, Direction: trials.AtoB, Received: 20000, Latency: trials.LatencySummary{Count: 20000, MinNs: 1000, MeanNs: 1500.5, MaxNs: 9000,
 				Buckets: []trials.LatencyBucket{{UpToNs: 1000, Cumulative: 10}, {UpToNs: 9000, Cumulative: 20000}}}, TaggedLatencyNs: -1, LastLossNs: -1},
@@ -111,6 +111,7 @@ func TestDecodeRejects(t *testing.T) {
 		{name: "trailing garbage", in: frame(Version, TypeStart, `{"trial_id":1}x`), is: ErrMalformed, want: "data after the JSON object"},
 		{name: "wrong field type", in: frame(Version, TypeStart, `{"trial_id":"1"}`), is: ErrMalformed, want: "cannot unmarshal string"},
 		{name: "truncated json", in: frame(Version, TypeStart, `{"trial_id":1`), is: ErrMalformed, want: "unexpected EOF"},
+		{name: "stream counted twice", in: frame(Version, TypeStop, `{"trial_id":1,"sent":[{"id":1,"sent":5},{"id":1,"sent":6}]}`), is: ErrMalformed, want: "stop sent: stream 1 twice"},
 		{name: "zero trial id", in: frame(Version, TypeStop, `{"trial_id":0}`), is: ErrMalformed, want: "stop trial_id: must not be zero"},
 		{name: "long software name", in: frame(Version, TypeHello, `{"software":"`+strings.Repeat("x", 257)+`","nonce":"`+strings.Repeat("A", 43)+`="}`),
 			is: ErrMalformed, want: "hello software: 257 bytes, above the 256-byte limit"},

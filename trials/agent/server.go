@@ -535,7 +535,7 @@ func (se *session) handle(ctx context.Context, m Message) string {
 		if t == nil || t.setup.TrialID != m.TrialID {
 			return deny(m.TrialID, CodeProtocol, "Stop for trial %d: %s", m.TrialID, se.stateText())
 		}
-		return reply(se.stopTrial("stop"))
+		return reply(se.stopTrial("stop", m.Sent...))
 	}
 	msg := fmt.Sprintf("unexpected %s message from the controller in a session", m.Type())
 	se.c.write(&Error{Code: CodeProtocol, Message: msg, Fatal: true})
@@ -620,7 +620,7 @@ func (se *session) startTrial() error {
 // stopTrial stops the trial's sender first, then its receiver, and returns
 // the agent's Results (or an Error when the transport failed). It does
 // nothing without a trial.
-func (se *session) stopTrial(why string) Message {
+func (se *session) stopTrial(why string, sent ...StreamSent) Message {
 	t := se.trial
 	if t == nil {
 		return nil
@@ -646,7 +646,14 @@ func (se *session) stopTrial(why string) Message {
 		res.Paths = sr.Paths
 	}
 	if t.recv != nil {
-		rr, err := t.recv.Stop()
+		var counts map[uint16]uint64
+		if sent != nil {
+			counts = map[uint16]uint64{}
+			for _, c := range sent {
+				counts[c.ID] = c.Sent
+			}
+		}
+		rr, err := t.recv.Stop(counts)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("receiver: %w", err))
 		}

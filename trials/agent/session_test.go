@@ -179,12 +179,12 @@ func TestTrialExchange(t *testing.T) {
 		if _, why := s.StoppedAt(); why != "done" {
 			t.Errorf("fake sender stopped by %q, want done", why)
 		}
-		res, err := c.Stop(ctx, id)
+		res, err := c.Stop(ctx, id, []agent.StreamSent{{ID: 1, Sent: 205}})
 		if err != nil {
 			t.Fatalf("trial %d: Stop: %v", id, err)
 		}
 		want := agent.Results{TrialID: id, Streams: []trials.StreamResult{
-			{ID: 1, Direction: trials.AtoB, Received: 200, TaggedLatencyNs: -1, LastLossNs: -1},
+			{ID: 1, Direction: trials.AtoB, Received: 200, Lost: 5, TaggedLatencyNs: -1, LastLossNs: int64(200 * time.Millisecond)},
 			{ID: 2, Direction: trials.BtoA, IntendedFPS: 1000, Sent: 200, TaggedLatencyNs: -1, LastLossNs: -1},
 		}, Reflected: 2, Paths: trials.Paths{Transport: "fake", TX: "fake", RX: "fake", Timestamps: "fake"}}
 		if d := cmp.Diff(want, res, cmp.FilterPath(func(p cmp.Path) bool {

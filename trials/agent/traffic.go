@@ -22,7 +22,7 @@ import (
 // Trial.Deadline.
 type Traffic interface {
 	// StartReceive starts counting the trial's A->B streams on
-	// Trial.Listen (port zero: pick one). In round-trip latency mode it
+	// Trial.Listen (port zero: pick one), from Trial.Peer's address only. In round-trip latency mode it
 	// also reflects up to Trial.ReflectFPS frames per second to reflectTo;
 	// reflectTo is the zero AddrPort when nothing is to be reflected.
 	StartReceive(ctx context.Context, t Trial, reflectTo netip.AddrPort) (Receiver, error)
@@ -37,15 +37,18 @@ type Receiver interface {
 	// Port is the UDP port it receives on.
 	Port() uint16
 	// Stop stops receiving (and reflecting) and returns the counters.
-	// Stop is called once.
-	Stop() (RecvResult, error)
+	// sent holds the frames the controller sent per A->B stream ID (from
+	// its Stop message; nil when the trial ended without one), from which
+	// the receiver computes Lost and LastLossNs. Stop is called once.
+	Stop(sent map[uint16]uint64) (RecvResult, error)
 }
 
 // RecvResult is what a Receiver counted.
 type RecvResult struct {
 	// Streams holds one result per A->B stream with the receive counters
-	// (Received, Reordered, Duplicate, Late, KernelDrops, and Latency in
-	// one-way mode); the agent matches them to the Spec by ID.
+	// (Received, Lost, Reordered, Duplicate, Late, KernelDrops, LastLossNs,
+	// and Latency and TaggedLatencyNs in one-way mode); the agent matches
+	// them to the Spec by ID.
 	Streams []trials.StreamResult
 	// Reflected counts frames reflected to the controller.
 	Reflected uint64

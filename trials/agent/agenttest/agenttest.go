@@ -18,8 +18,9 @@ import (
 	"github.com/rfc2544/rfc2544/trials/agent"
 )
 
-// Traffic is a fake agent.Traffic. Receivers report every A->B frame of the
-// Spec as received (a lossless path) with a fixed latency; senders count
+// Traffic is a fake agent.Traffic. Receivers report the frames the Spec
+// plans (rate × duration, or the burst) as received, and any the controller
+// says it sent beyond that as lost, with a fixed latency; senders count
 // frames at the Spec's rate until the trial ends, their context is
 // cancelled or Stop is called.
 type Traffic struct {
@@ -105,7 +106,7 @@ type receiver struct {
 
 func (r *receiver) Port() uint16 { return r.port }
 
-func (r *receiver) Stop() (agent.RecvResult, error) {
+func (r *receiver) Stop(sent map[uint16]uint64) (agent.RecvResult, error) {
 	if r.stopped {
 		return agent.RecvResult{}, errors.New("agenttest: receiver stopped twice")
 	}
@@ -121,6 +122,14 @@ func (r *receiver) Stop() (agent.RecvResult, error) {
 	}
 	for _, s := range r.t.Streams(trials.AtoB) {
 		sr := trials.StreamResult{ID: s.ID, Direction: s.Direction, Received: n, TaggedLatencyNs: -1, LastLossNs: -1}
+		if c, ok := sent[s.ID]; ok {
+			// The fake path loses what was sent beyond the planned count.
+			sr.Received = min(n, c)
+			sr.Lost = c - sr.Received
+			if sr.Lost > 0 {
+				sr.LastLossNs = int64(r.t.Spec.Duration)
+			}
+		}
 		if r.t.Latency == agent.LatencyOneWay {
 			sr.Latency = trials.LatencySummary{Count: n, MinNs: lat, MeanNs: float64(lat), MaxNs: lat, P50Ns: lat, P90Ns: lat, P99Ns: lat, P999Ns: lat}
 		}
