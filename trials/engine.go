@@ -93,6 +93,11 @@ type Config struct {
 	// the two trading places.
 	TxCPU int `json:"tx_cpu,omitempty"`
 	RxCPU int `json:"rx_cpu,omitempty"`
+	// MaxLag is how far the generator may fall behind its schedule before
+	// a lossy trial is marked tester-limited, when the catch-up burst
+	// (lag × rate frames) is large enough to explain all the loss. Zero
+	// means 2 ms.
+	MaxLag time.Duration `json:"max_lag_ns,omitempty"`
 	// Batch is the most frames handed to the kernel per transmit call.
 	// Zero means 256.
 	Batch int `json:"batch,omitempty"`
@@ -103,6 +108,7 @@ const (
 	DefaultResolveTimeout       = 3 * time.Second
 	DefaultTesterLimitTolerance = 0.01
 	DefaultBatch                = 256
+	DefaultMaxLag               = 2 * time.Millisecond
 	// LateGrace is how long the receiver keeps counting frames after the
 	// settle wait, to report them late (they count as lost).
 	LateGrace = 100 * time.Millisecond
@@ -122,6 +128,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Batch <= 0 {
 		c.Batch = DefaultBatch
+	}
+	if c.MaxLag <= 0 {
+		c.MaxLag = DefaultMaxLag
 	}
 	return c
 }

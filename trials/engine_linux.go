@@ -304,6 +304,14 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 			reasons = append(reasons, fmt.Sprintf("stream %d: generator offered %.0f fps, %.2f%% below the intended %.0f fps",
 				st.spec.ID, r.OfferedFPS, 100*(1-r.OfferedFPS/intended), intended))
 		}
+		// A stall makes a catch-up burst of about lag·rate frames; when
+		// that many frames could account for all the loss, the loss may
+		// be the tester's burst rather than the DUT's.
+		if burst := time.Duration(r.MaxLagNs).Seconds() * intended; r.Lost > 0 &&
+			time.Duration(r.MaxLagNs) > e.cfg.MaxLag && float64(r.Lost) <= burst {
+			reasons = append(reasons, fmt.Sprintf("stream %d: generator fell %.1f ms behind schedule and caught up with a burst of about %.0f frames, enough to explain the %d lost",
+				st.spec.ID, float64(r.MaxLagNs)/1e6, burst, r.Lost))
+		}
 		if r.KernelDrops > 0 {
 			reasons = append(reasons, fmt.Sprintf("port %s: receiver dropped %d frames in the kernel", e.ports[to].name, r.KernelDrops))
 		}

@@ -45,9 +45,9 @@ func runTrial(t *testing.T, e *Engine, spec Spec) Result {
 		t.Fatalf("Run(%+v): %v", spec, err)
 	}
 	for _, s := range r.Streams {
-		t.Logf("stream %d %v: intended %.0f offered %.1f fps, sent %d rcvd %d lost %d reord %d dup %d late %d kdrops %d, lat min %d mean %.0f p99 %d max %d ns, tagged %d, lastloss %d",
+		t.Logf("stream %d %v: intended %.0f offered %.1f fps, sent %d rcvd %d lost %d reord %d dup %d late %d kdrops %d, lat min %d mean %.0f p99 %d max %d ns, tagged %d, lastloss %d, maxlag %d",
 			s.ID, s.Direction, s.IntendedFPS, s.OfferedFPS, s.Sent, s.Received, s.Lost, s.Reordered, s.Duplicate, s.Late,
-			s.KernelDrops, s.Latency.MinNs, s.Latency.MeanNs, s.Latency.P99Ns, s.Latency.MaxNs, s.TaggedLatencyNs, s.LastLossNs)
+			s.KernelDrops, s.Latency.MinNs, s.Latency.MeanNs, s.Latency.P99Ns, s.Latency.MaxNs, s.TaggedLatencyNs, s.LastLossNs, s.MaxLagNs)
 	}
 	if r.TesterLimited {
 		t.Logf("tester-limited: %s", r.TesterLimitReason)

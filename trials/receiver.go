@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"sync/atomic"
+	"time"
 
 	"github.com/rfc2544/rfc2544/framing"
 )
@@ -22,6 +23,7 @@ type streamState struct {
 	failed  uint64              // frames the kernel refused
 	firstNs int64               // Unix ns of the first frame's stamp; 0 = none yet
 	lastNs  int64               // Unix ns of the last frame's stamp
+	maxLag  time.Duration       // furthest behind schedule a batch went out
 	// tagSeq is the sequence number of the latency-tagged frame, set by the
 	// transmitter before that frame is handed to the kernel.
 	tagSeq atomic.Uint64
@@ -159,6 +161,7 @@ func (s *streamState) result(intended float64) StreamResult {
 		Latency:         s.lat.summary(),
 		TaggedLatencyNs: s.taggedNs,
 		LastLossNs:      -1,
+		MaxLagNs:        int64(s.maxLag),
 	}
 	r.Lost = r.Sent - r.Received
 	if s.sent > 0 && s.lastNs > s.firstNs {

@@ -69,6 +69,12 @@ type StreamResult struct {
 	// (PACKET_STATISTICS, SO_RXQ_OVFL). Non-zero makes the trial
 	// tester-limited.
 	KernelDrops uint64 `json:"kernel_drops,omitempty"`
+	// MaxLagNs is how far, at worst, the generator fell behind its
+	// schedule (e.g. its thread was descheduled): the frames due in that
+	// time went out back to back when it caught up, a burst the intended
+	// load did not have. Beyond Config.MaxLag, a trial whose loss that
+	// burst could explain is tester-limited. Zero for unpaced bursts.
+	MaxLagNs int64 `json:"max_lag_ns,omitempty"`
 	// Latency summarizes every received frame's latency.
 	Latency LatencySummary `json:"latency"`
 	// TaggedLatencyNs is the latency of the tagged frame (Spec.TagAfter),

@@ -70,6 +70,9 @@ func (t *transmitter) run() error {
 	defer runtime.UnlockOSThread()
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	pinThread(t.cpu)
+	// Ask for a larger CPU share (nice −10, root only): on a busy box a
+	// descheduled sender falls behind and catches up in bursts.
+	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), txNice)
 
 	start := time.Now()
 	var err error
@@ -94,6 +97,8 @@ func (t *transmitter) run() error {
 			}
 			if s.firstNs == 0 {
 				s.firstNs = ns
+			} else if s.pacer.RateFPS > 0 {
+				s.maxLag = max(s.maxLag, el-s.pacer.SendTime(s.queued))
 			}
 			if t.tagAfter > 0 && el >= t.tagAfter && s.tagSeq.Load() == math.MaxUint64 {
 				s.tagSeq.Store(s.queued)
@@ -122,6 +127,9 @@ func (t *transmitter) run() error {
 	t.p.txHead = t.head
 	return errors.Join(err, ferr)
 }
+
+// txNice is the nice value of sending threads (per-thread on Linux).
+const txNice = -10
 
 // sleep blocks the locked thread for d (nanosleep, timer slack 1 ns).
 func sleep(d time.Duration) {

@@ -250,7 +250,7 @@ func refuse(nc net.Conn, version uint16, e *Error) {
 
 // handle runs one connection: rate limit, handshake, session.
 func (s *Server) handle(ctx context.Context, nc net.Conn) {
-	defer nc.Close()
+	defer lingerClose(nc)
 	peer := addrPortOf(nc.RemoteAddr())
 	log := s.log.With("peer", peer.String())
 	if ok, retry, logIt, quiet := s.lim.allow(peer.Addr()); !ok {
@@ -283,6 +283,18 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	se := &session{s: s, c: c, peer: peer, local: addrPortOf(nc.LocalAddr()), log: log}
 	reason := se.run(ctx)
 	log.Info("session ended", "reason", reason, "trials", se.trials, "duration", time.Since(se.start).Round(time.Millisecond))
+}
+
+// lingerClose closes nc so that the peer reads the Error sent last: closing
+// a socket with unread input makes the kernel send a reset, which can destroy
+// data still in flight to the peer. It half-closes, then discards what the
+// peer still sends for at most 1 s or 64 KiB.
+func lingerClose(nc net.Conn) {
+	if tc, ok := nc.(*net.TCPConn); ok && tc.CloseWrite() == nil {
+		tc.SetReadDeadline(time.Now().Add(time.Second))
+		io.Copy(io.Discard, io.LimitReader(tc, 64<<10))
+	}
+	nc.Close()
 }
 
 type helloInfo struct{ software string }
