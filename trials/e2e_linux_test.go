@@ -1,0 +1,59 @@
+//go:build linux
+
+package trials_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/lab/labtest"
+	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/trials"
+)
+
+// TestThroughputSearchShaped runs rfc2544's throughput search on the real
+// engine through a DUT shaped to R = 50 Mbit/s with a small queue: the
+// throughput at 512 and 1518 bytes must be within −3 % … +1 % of R in frames
+// per second of the bytes the shaper counts (F − 4 per frame), never above.
+func TestThroughputSearchShaped(t *testing.T) {
+	const rateBps = 50e6
+	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: rateBps, BurstBytes: 3100, LimitPackets: 50}})
+	pc := func(p lab.Port) trials.PortConfig {
+		return trials.PortConfig{Namespace: p.Namespace, Interface: p.Interface, Addr: p.IPv4, Gateway: p.GatewayV4}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	e, err := trials.Open(ctx, trials.Config{A: pc(st.A), B: pc(st.B)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	r := &rfc2544.Runner{Tester: e, Plan: rfc2544.Plan{
+		Profile:    rfc2544.ProfileQuick,
+		Tests:      []rfc2544.Test{rfc2544.TestThroughput},
+		FrameSizes: []int{512, 1518},
+		LinkBps:    100e6,
+		NoProbe:    true,
+		Trial:      rfc2544.TrialConfig{Duration: rfc2544.Duration(2 * time.Second), Settle: rfc2544.Duration(300 * time.Millisecond)},
+		// R is 52 % (512 B) and 51 % (1518 B) of the 100 Mbit/s "line":
+		// a narrow range keeps the search to a few trials.
+		Throughput: rfc2544.ThroughputConfig{ResolutionPercent: 0.25, InitialPercent: 60, MinPercent: 40, MaxPercent: 60, StartPercent: 40},
+	}}
+	for _, f := range []int{512, 1518} {
+		res, err := r.Throughput(ctx, f)
+		if err != nil {
+			t.Fatalf("throughput %d: %v", f, err)
+		}
+		want := rateBps / (float64(f-4) * 8)
+		for _, tr := range res.Trials {
+			t.Logf("%d B: %+v", f, tr)
+		}
+		t.Logf("%d B: throughput %.0f fps (%.2f%% of R = %.0f fps), tester-limited %v %s", f, res.FPS, 100*res.FPS/want, want,
+			res.TesterLimited, res.TesterLimitReason)
+		if !res.Found || res.FPS < 0.97*want || res.FPS > 1.01*want {
+			t.Errorf("%d B: throughput %.0f fps, want %.0f … %.0f (R = %.0f fps)", f, res.FPS, 0.97*want, 1.01*want, want)
+		}
+	}
+}
