@@ -281,6 +281,16 @@ func (c Config) Validate() error {
 		if s.s.LimitPackets > 1<<20 {
 			return fmt.Errorf("invalid limit-%s %d packets: use 1-%d, e.g. 1000", s.dir, s.s.LimitPackets, 1<<20)
 		}
+		mtu := c.MTUB
+		if s.dir == "ba" {
+			mtu = c.MTUA
+		}
+		if mtu == 0 {
+			mtu = DefaultMTU
+		}
+		if s.s.BurstBytes != 0 && s.s.BurstBytes < uint32(mtu+14) {
+			return fmt.Errorf("invalid burst (--burst or --burst-%s) %d bytes: below one full frame (%d bytes at MTU %d), which the shaper would drop; use e.g. 64kb", s.dir, s.s.BurstBytes, mtu+14, mtu)
+		}
 		if s.s.BurstBytes != 0 && s.s.RateBps == 0 {
 			return fmt.Errorf("invalid burst-%s %d: a burst needs a rate, e.g. --rate 50mbit --burst 64kb", s.dir, s.s.BurstBytes)
 		}
@@ -432,4 +442,13 @@ func splitUnit(s string) (num, unit string) {
 func (c Config) String() string {
 	b, _ := json.Marshal(c)
 	return string(b)
+}
+
+// lossModulus sets the kernel DUT's loss resolution: 1/10000, i.e. 0.01
+// points.
+const lossModulus = 10000
+
+// lossThreshold is the numgen threshold for pct percent loss.
+func lossThreshold(pct float64) uint32 {
+	return uint32(math.Round(pct / 100 * lossModulus))
 }

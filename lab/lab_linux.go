@@ -68,6 +68,8 @@ func up(ctx context.Context, cfg Config) (st *State, err error) {
 		if err != nil {
 			if terr := teardown(cfg.Name, st); terr != nil {
 				err = fmt.Errorf("%w (and cleaning up failed: %v)", err, terr)
+			} else {
+				os.Remove(lockPath(cfg.Name))
 			}
 			st = nil
 		}
@@ -108,10 +110,13 @@ func checkFeatures(cfg Config, f Features) error {
 	return nil
 }
 
-// nsHandles opens the given namespaces.
+// nsSet holds open handles of a lab's namespaces. Make it with newNSSet:
+// the zero NsHandle is fd 0, which close would shut.
 type nsSet struct {
 	a, dut, b netns.NsHandle
 }
+
+func newNSSet() nsSet { return nsSet{a: netns.None(), dut: netns.None(), b: netns.None()} }
 
 func (s *nsSet) close() {
 	for _, h := range []*netns.NsHandle{&s.a, &s.dut, &s.b} {
@@ -133,7 +138,7 @@ var baseSysctls = [][2]string{
 func buildRouter(ctx context.Context, st *State) error {
 	cfg := st.Config
 	nsA, nsDUT, nsB := Namespaces(st.Name)
-	var ns nsSet
+	ns := newNSSet()
 	defer ns.close()
 	var err error
 	for _, n := range []struct {
@@ -235,7 +240,7 @@ func buildRouter(ctx context.Context, st *State) error {
 func buildLoop(st *State) error {
 	cfg := st.Config
 	nsA, _, nsB := Namespaces(st.Name)
-	var ns nsSet
+	ns := newNSSet()
 	defer ns.close()
 	var err error
 	for _, n := range []struct {

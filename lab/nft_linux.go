@@ -3,7 +3,6 @@ package lab
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/binaryutil"
@@ -19,8 +18,6 @@ import (
 const (
 	nftTable = "rfc2544"
 	nftChain = "forward"
-	// lossModulus sets the loss resolution: 1/10000, i.e. 0.01 points.
-	lossModulus = 10000
 	// nftBatch is how many rules go into one netlink batch.
 	nftBatch = 100
 )
@@ -98,11 +95,6 @@ func fwRule(i int) []expr.Any {
 		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binaryutil.BigEndian.PutUint16(uint16(1024 + i%60000))},
 		&expr.Verdict{Kind: expr.VerdictDrop},
 	}
-}
-
-// lossThreshold is the numgen threshold for pct percent loss.
-func lossThreshold(pct float64) uint32 {
-	return uint32(math.Round(pct / 100 * lossModulus))
 }
 
 // lossRule is "iifname IIF numgen random mod 10000 < N counter drop". The

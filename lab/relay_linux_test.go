@@ -1,6 +1,7 @@
 package lab_test
 
 import (
+	"math"
 	"net"
 	"net/netip"
 	"sort"
@@ -64,5 +65,67 @@ func TestRelayDelay(t *testing.T) {
 	}
 	if rs.AtoB.Forwarded < 21 || rs.BtoA.Forwarded < 21 {
 		t.Errorf("relay forwarded %d A→B, %d B→A, want ≥ 21 each: %+v", rs.AtoB.Forwarded, rs.BtoA.Forwarded, rs)
+	}
+}
+
+// TestRelayImpairments checks the relay's loss, reordering and duplication
+// against what a receiver counts, frame for frame.
+func TestRelayImpairments(t *testing.T) {
+	cfg := lab.Config{DUT: lab.DUTRelay, Relay: lab.RelayConfig{
+		Delay: time.Millisecond, LossPercent: 2, ReorderPercent: 5, ReorderGap: time.Millisecond, DuplicatePercent: 3, Seed: 1,
+	}}
+	st := labtest.New(t, cfg)
+	warm(t, st, false)
+	before, err := st.RelayStats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rx := newSink(t, st.B.Namespace, st.B.IPv4.Addr())
+	tx := newSource(t, st.A.Namespace, st.A.IPv4.Addr())
+	tx.avoid = st.DUTCPUs
+	sent, _ := tx.send(t, rx.addr(), 20000, 64, 40000)
+	got := rx.stop(100 * time.Millisecond)
+	after, err := st.RelayStats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint64]bool{}
+	var dups, late uint64
+	var maxSeq uint64
+	for i, a := range got {
+		switch {
+		case seen[a.seq]:
+			dups++
+		case i > 0 && a.seq < maxSeq:
+			late++
+		}
+		seen[a.seq] = true
+		maxSeq = max(maxSeq, a.seq)
+	}
+	d := func(f func(lab.RelayDirStats) uint64) uint64 { return f(after.AtoB) - f(before.AtoB) }
+	relayDropped := d(func(s lab.RelayDirStats) uint64 { return s.Dropped })
+	relayDup := d(func(s lab.RelayDirStats) uint64 { return s.Duplicated })
+	relayReord := d(func(s lab.RelayDirStats) uint64 { return s.Reordered })
+	other := d(func(s lab.RelayDirStats) uint64 { return s.Overflow + s.SocketDrops + s.SendErrors })
+	lost := uint64(sent - len(seen))
+	t.Logf("sent %d; receiver: %d unique, %d duplicates, %d late; relay: %d dropped, %d duplicated, %d reordered, %d other drops",
+		sent, len(seen), dups, late, relayDropped, relayDup, relayReord, other)
+	if other != 0 {
+		t.Fatalf("relay overrun (%d overflow/socket/send drops) at 40k fps: counts cannot be compared", other)
+	}
+	if lost != relayDropped || dups != relayDup || late != relayReord {
+		t.Errorf("receiver counted lost %d, duplicates %d, late %d; relay counted %d, %d, %d", lost, dups, late, relayDropped, relayDup, relayReord)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"loss", 100 * float64(lost) / float64(sent), 2},
+		{"duplication", 100 * float64(relayDup) / float64(sent-int(lost)), 3},
+		{"reordering", 100 * float64(relayReord) / float64(sent-int(lost)), 5},
+	} {
+		if math.Abs(c.got-c.want) > 0.5 {
+			t.Errorf("%s %.2f%%, want %g ±0.5 points", c.name, c.got, c.want)
+		}
 	}
 }

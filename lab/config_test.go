@@ -1,0 +1,332 @@
+package lab
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"flag"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseRate(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    uint64
+		wantErr string
+	}{
+		{name: "mbit", in: "50mbit", want: 50e6},
+		{name: "gbit fraction", in: "1.5gbit", want: 1.5e9},
+		{name: "kbit upper", in: "500Kbit", want: 500e3},
+		{name: "bytes per second", in: "1mbps", want: 8e6},
+		{name: "empty", in: "", want: 0},
+		{name: "no unit", in: "50", wantErr: "unit"},
+		{name: "typo", in: "50mbt", wantErr: `unit "mbt" unknown`},
+		{name: "negative", in: "-5mbit", wantErr: "e.g. 50mbit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseRate(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("ParseRate(%q) error = %v, want one containing %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("ParseRate(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
+			}
+			if tt.want > 0 {
+				back, err := ParseRate(FormatRate(got))
+				if err != nil || back != got {
+					t.Errorf("FormatRate round trip: %q -> %d, %v", FormatRate(got), back, err)
+				}
+			}
+		})
+	}
+}
+
+func TestFlagsConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    Config
+		wantErr string
+	}{
+		{name: "defaults", args: nil, want: Config{Name: "x", Topology: TopologyRouter, DUT: DUTKernel}},
+		{
+			name: "both directions",
+			args: []string{"--rate", "50mbit", "--limit", "100", "--loss", "1%", "--fw-rules", "1000", "--mtu", "9000"},
+			want: Config{Name: "x", Topology: TopologyRouter, DUT: DUTKernel, FWRules: 1000, MTUA: 9000, MTUB: 9000,
+				AtoB: Shaping{RateBps: 50e6, LimitPackets: 100, LossPercent: 1},
+				BtoA: Shaping{RateBps: 50e6, LimitPackets: 100, LossPercent: 1}},
+		},
+		{
+			name: "asymmetric",
+			args: []string{"--rate", "50mbit", "--rate-ba", "10mbit", "--mtu-a", "9000", "--mtu-b", "1500"},
+			want: Config{Name: "x", Topology: TopologyRouter, DUT: DUTKernel, MTUA: 9000, MTUB: 1500,
+				AtoB: Shaping{RateBps: 50e6}, BtoA: Shaping{RateBps: 10e6}},
+		},
+		{
+			name: "relay",
+			args: []string{"--dut", "relay", "--delay", "2ms", "--jitter", "0.5ms", "--loss", "1%", "--reorder", "2", "--duplicate", "1%"},
+			want: Config{Name: "x", Topology: TopologyRouter, DUT: DUTRelay, Delay: 2 * time.Millisecond, Jitter: 500 * time.Microsecond,
+				AtoB: Shaping{LossPercent: 1}, BtoA: Shaping{LossPercent: 1},
+				Relay: RelayConfig{ReorderPercent: 2, DuplicatePercent: 1}},
+		},
+		{name: "loop", args: []string{"--topology", "loop", "--mtu", "9000"}, want: Config{Name: "x", Topology: TopologyLoop, DUT: DUTKernel, MTUA: 9000, MTUB: 9000}},
+		{name: "bad rate names flag", args: []string{"--rate-ab", "fast"}, wantErr: "--rate-ab: invalid rate"},
+		{name: "bad mtu", args: []string{"--mtu", "100"}, wantErr: "--mtu: invalid MTU 100"},
+		{name: "bad loss", args: []string{"--loss", "150%"}, wantErr: "--loss: invalid percentage"},
+		{name: "bad delay", args: []string{"--delay", "2"}, wantErr: "--delay: invalid duration"},
+		{name: "bad limit", args: []string{"--limit", "-1"}, wantErr: "--limit: invalid queue limit"},
+		{name: "loop with rate", args: []string{"--topology", "loop", "--rate", "1mbit"}, wantErr: "topology loop"},
+		{name: "reorder needs relay", args: []string{"--reorder", "1%"}, wantErr: "need --dut relay"},
+		{name: "relay has no rate", args: []string{"--dut", "relay", "--rate", "1mbit"}, wantErr: "kernel-DUT settings"},
+		{name: "burst below frame", args: []string{"--rate", "1mbit", "--burst", "100"}, wantErr: "--burst"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("up", flag.ContinueOnError)
+			f := AddFlags(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			got, err := f.Config("x")
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Config mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateName(t *testing.T) {
+	for _, n := range []string{"", "Demo", "-x", "a_b", strings.Repeat("a", 25), "a/b"} {
+		if ValidateName(n) == nil {
+			t.Errorf("ValidateName(%q) = nil, want an error", n)
+		}
+	}
+	for _, n := range []string{"demo", "t123-abc", "1"} {
+		if err := ValidateName(n); err != nil {
+			t.Errorf("ValidateName(%q) = %v", n, err)
+		}
+	}
+}
+
+func TestPortJSON(t *testing.T) {
+	p := Port{Namespace: "ns", Interface: "a0", MAC: net.HardwareAddr{2, 0, 0, 0, 0, 1},
+		IPv4: netip.MustParsePrefix("198.18.1.2/24"), GatewayV4: netip.MustParseAddr("198.18.1.1"), MTU: 1500}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"mac":"02:00:00:00:00:01"`) {
+		t.Errorf("MAC not a string: %s", b)
+	}
+	var back Port
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(p, back, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b }), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseSNMP(t *testing.T) {
+	in := "Ip: Forwarding DefaultTTL ForwDatagrams\nIp: 1 64 1234\nIcmp: InMsgs\nIcmp: 7\n"
+	want := map[string]uint64{"Ip:Forwarding": 1, "Ip:DefaultTTL": 64, "Ip:ForwDatagrams": 1234, "Icmp:InMsgs": 7}
+	if diff := cmp.Diff(want, parseSNMP(in)); diff != "" {
+		t.Errorf("parseSNMP (-want +got):\n%s", diff)
+	}
+	if got := parseSNMP6("Ip6InReceives 5\nIp6OutForwDatagrams     42\n")["Ip6OutForwDatagrams"]; got != 42 {
+		t.Errorf("parseSNMP6 = %d, want 42", got)
+	}
+}
+
+func TestLossThreshold(t *testing.T) {
+	for _, tt := range []struct {
+		pct  float64
+		want uint32
+	}{{1, 100}, {0.01, 1}, {50, 5000}, {100, 10000}, {2.345, 235}} {
+		if got := lossThreshold(tt.pct); got != tt.want {
+			t.Errorf("lossThreshold(%g) = %d, want %d", tt.pct, got, tt.want)
+		}
+	}
+}
+
+// ipv4Frame is a 60-byte Ethernet/IPv4/UDP frame with a valid header
+// checksum.
+func ipv4Frame(ttl byte, dst [4]byte) []byte {
+	f := make([]byte, 60)
+	binary.BigEndian.PutUint16(f[12:], etherTypeIPv4)
+	ip := f[14:]
+	ip[0], ip[8], ip[9] = 0x45, ttl, 17
+	binary.BigEndian.PutUint16(ip[2:], 46)
+	copy(ip[12:], []byte{198, 18, 1, 2})
+	copy(ip[16:], dst[:])
+	binary.BigEndian.PutUint16(ip[10:], ipChecksum(ip[:20]))
+	return f
+}
+
+func TestRewriteFrame(t *testing.T) {
+	dst := net.HardwareAddr{2, 0, 0, 0, 0, 0xb}
+	src := net.HardwareAddr{2, 0, 0, 0, 0, 0xd}
+	local := &dutAddrs{v4: [][4]byte{{198, 18, 1, 1}}, v6: [][16]byte{netip.MustParseAddr("2001:2:0:1::1").As16()}}
+	v6 := func(hop byte, dst string) []byte {
+		f := make([]byte, 14+40)
+		binary.BigEndian.PutUint16(f[12:], etherTypeIPv6)
+		f[14], f[14+7] = 0x60, hop
+		a := netip.MustParseAddr(dst).As16()
+		copy(f[14+24:], a[:])
+		return f
+	}
+	tests := []struct {
+		name    string
+		frame   []byte
+		want    int
+		wantTTL byte
+	}{
+		{name: "v4 forward", frame: ipv4Frame(64, [4]byte{198, 19, 1, 2}), want: frameForward, wantTTL: 63},
+		{name: "v4 ttl 255", frame: ipv4Frame(255, [4]byte{198, 19, 1, 2}), want: frameForward, wantTTL: 254},
+		{name: "v4 ttl 2", frame: ipv4Frame(2, [4]byte{198, 19, 1, 2}), want: frameForward, wantTTL: 1},
+		{name: "v4 ttl 1 expires", frame: ipv4Frame(1, [4]byte{198, 19, 1, 2}), want: frameExpired},
+		{name: "v4 to the DUT", frame: ipv4Frame(64, [4]byte{198, 18, 1, 1}), want: frameLocal},
+		{name: "v6 forward", frame: v6(64, "2001:2:0:8001::2"), want: frameForward, wantTTL: 63},
+		{name: "v6 link-local", frame: v6(255, "fe80::1"), want: frameLocal},
+		{name: "v6 multicast", frame: v6(255, "ff02::1"), want: frameLocal},
+		{name: "v6 to the DUT", frame: v6(64, "2001:2:0:1::1"), want: frameLocal},
+		{name: "arp", frame: append(make([]byte, 12), 0x08, 0x06, 0, 0), want: frameNotIP},
+		{name: "truncated", frame: make([]byte, 10), want: frameNotIP},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := append([]byte(nil), tt.frame...)
+			if got := rewriteFrame(f, dst, src, local); got != tt.want {
+				t.Fatalf("verdict %d, want %d", got, tt.want)
+			}
+			if tt.want != frameForward {
+				if diff := cmp.Diff(tt.frame, f); diff != "" {
+					t.Errorf("frame changed though not forwarded:\n%s", diff)
+				}
+				return
+			}
+			if diff := cmp.Diff([]byte(dst), f[0:6]); diff != "" {
+				t.Errorf("dst MAC:\n%s", diff)
+			}
+			if diff := cmp.Diff([]byte(src), f[6:12]); diff != "" {
+				t.Errorf("src MAC:\n%s", diff)
+			}
+			if f[12] == 0x08 {
+				if f[14+8] != tt.wantTTL {
+					t.Errorf("TTL %d, want %d", f[14+8], tt.wantTTL)
+				}
+				// A valid header sums to zero (checksum of it is 0).
+				if c := ipChecksum(f[14:34]); c != 0 {
+					t.Errorf("IPv4 header checksum invalid after rewrite: residue %#04x", c)
+				}
+			} else if f[14+7] != tt.wantTTL {
+				t.Errorf("hop limit %d, want %d", f[14+7], tt.wantTTL)
+			}
+		})
+	}
+}
+
+// TestRewriteChecksumAllTTLs checks the incremental checksum against a full
+// recomputation for every TTL and many header contents.
+func TestRewriteChecksumAllTTLs(t *testing.T) {
+	local := &dutAddrs{}
+	for ttl := 2; ttl < 256; ttl++ {
+		for id := 0; id < 65536; id += 251 {
+			f := ipv4Frame(byte(ttl), [4]byte{198, 19, byte(id), byte(id >> 8)})
+			binary.BigEndian.PutUint16(f[14+4:], uint16(id))
+			binary.BigEndian.PutUint16(f[14+10:], 0)
+			binary.BigEndian.PutUint16(f[14+10:], ipChecksum(f[14:34]))
+			rewriteFrame(f, net.HardwareAddr{1, 2, 3, 4, 5, 6}, net.HardwareAddr{1, 2, 3, 4, 5, 6}, local)
+			got := binary.BigEndian.Uint16(f[14+10:])
+			binary.BigEndian.PutUint16(f[14+10:], 0)
+			want := ipChecksum(f[14:34])
+			if got != want && !(got == 0xffff && want == 0) && !(got == 0 && want == 0xffff) {
+				t.Fatalf("ttl %d id %d: incremental checksum %#04x, recomputed %#04x", ttl, id, got, want)
+			}
+		}
+	}
+}
+
+func TestSlotHeap(t *testing.T) {
+	h := newSlotHeap(8)
+	in := []struct {
+		due int64
+		seq uint64
+	}{{50, 1}, {10, 2}, {30, 3}, {10, 4}, {70, 5}, {20, 6}, {30, 7}, {0, 8}}
+	for i, e := range in {
+		h.push(int32(i), e.due, e.seq)
+	}
+	var got []uint64
+	for h.len() > 0 {
+		s, _, _ := h.peek()
+		if h.pop() != s {
+			t.Fatal("pop differs from peek")
+		}
+		got = append(got, h.seq[s])
+	}
+	if diff := cmp.Diff([]uint64{8, 2, 4, 6, 3, 7, 1, 5}, got); diff != "" {
+		t.Errorf("order by due, then sequence (-want +got):\n%s", diff)
+	}
+}
+
+func TestPerFrameAllocs(t *testing.T) {
+	dst := net.HardwareAddr{2, 0, 0, 0, 0, 0xb}
+	local := &dutAddrs{v4: [][4]byte{{198, 18, 1, 1}}}
+	f := ipv4Frame(255, [4]byte{198, 19, 1, 2})
+	if n := testing.AllocsPerRun(1000, func() {
+		f[14+8] = 64
+		rewriteFrame(f, dst, dst, local)
+	}); n != 0 {
+		t.Errorf("rewriteFrame allocates %v times per frame", n)
+	}
+	h := newSlotHeap(64)
+	var seq uint64
+	if n := testing.AllocsPerRun(1000, func() {
+		for i := range int32(32) {
+			seq++
+			h.push(i, int64(seq*7919%1000), seq)
+		}
+		for h.len() > 0 {
+			h.pop()
+		}
+	}); n != 0 {
+		t.Errorf("slotHeap allocates %v times per 32 frames", n)
+	}
+}
+
+func TestCPUMask(t *testing.T) {
+	for _, tt := range []struct {
+		cpus []int
+		want string
+	}{{[]int{1}, "2"}, {[]int{0, 1}, "3"}, {[]int{33}, "2,00000000"}, {[]int{0, 35}, "8,00000001"}} {
+		if got := cpuMask(tt.cpus); got != tt.want {
+			t.Errorf("cpuMask(%v) = %q, want %q", tt.cpus, got, tt.want)
+		}
+		back, err := parseCPUMask(tt.want + "\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.cpus, back); diff != "" {
+			t.Errorf("parseCPUMask(%q) (-want +got):\n%s", tt.want, diff)
+		}
+	}
+}
