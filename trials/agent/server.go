@@ -173,7 +173,7 @@ func NewServer(cfg Config) (*Server, error) {
 	}, nil
 }
 
-// Info is what the server tells a controller at AuthOK.
+// info is what the server tells a controller at AuthOK.
 func (s *Server) info(peer netip.AddrPort) AgentInfo {
 	return AgentInfo{
 		Software:          s.cfg.Software,
