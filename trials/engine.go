@@ -176,7 +176,7 @@ func (p PortConfig) validate(name string, anyDst bool) error {
 		return fmt.Errorf("port %s gateway %q: want the DUT's IPv4 address on this side, e.g. 198.18.1.1", name, p.Gateway)
 	}
 	if !anyDst && (!benchNet4.Contains(p.Addr.Addr()) || !benchNet4.Contains(p.Gateway)) {
-		return fmt.Errorf("port %s addresses %v via %v: outside the benchmark range %v (RFC 6815); use test addresses or allow any destination explicitly",
+		return fmt.Errorf("port %s addresses %v via %v: outside the benchmark range %v (RFC 6815): use test addresses, or set allow_any_destination if this network is yours to load",
 			name, p.Addr.Addr(), p.Gateway, benchNet4)
 	}
 	if p.Addr6.IsValid() && !anyDst && !benchNet6.Contains(p.Addr6.Addr()) {

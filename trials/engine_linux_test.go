@@ -4,6 +4,12 @@ package trials
 
 import (
 	"context"
+	"errors"
+	"net/netip"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,5 +87,108 @@ func TestEngineLoop(t *testing.T) {
 	}
 	if r.TesterLimited {
 		t.Errorf("tester-limited: %s", r.TesterLimitReason)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("opening raw sockets needs root; run the tests as root")
+	}
+	st := labtest.New(t, lab.Config{Topology: lab.TopologyLoop})
+	good := portsOf(st)
+	down := good
+	if out, err := exec.Command("ip", "-n", st.B.Namespace, "link", "add", "dummy9", "type", "veth", "peer", "name", "dummy8").CombinedOutput(); err != nil {
+		t.Fatalf("add a veth left down: %v %s", err, out)
+	}
+	down.B.Interface = "dummy9"
+	missing := good
+	missing.A.Interface = "nosuch0"
+	silent := good
+	silent.A.Gateway = netip.MustParseAddr("198.18.1.77")
+	silent.ResolveTimeout = 500 * time.Millisecond
+	outside := good
+	outside.A.Addr = netip.MustParsePrefix("10.0.0.2/24")
+	tests := []struct {
+		name string
+		cfg  Config
+		want []string
+	}{
+		{name: "no such interface", cfg: missing, want: []string{"port A", "nosuch0", "no interface"}},
+		{name: "interface down", cfg: down, want: []string{"port B", "dummy9", "is down", "link set dummy9 up"}},
+		{name: "DUT does not answer", cfg: silent, want: []string{"port A", "198.18.1.77", "no ARP reply", "500ms"}},
+		{name: "outside the benchmark range", cfg: outside, want: []string{"port a", "10.0.0.2", "RFC 6815"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := Open(context.Background(), tt.cfg)
+			if err == nil {
+				e.Close()
+				t.Fatal("Open succeeded, want an error")
+			}
+			t.Logf("Open: %v", err)
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestRunCancel: cancelling a trial stops transmission, still drains the
+// settle wait, and returns the partial result with ctx.Err().
+func TestRunCancel(t *testing.T) {
+	st := labtest.New(t, lab.Config{Topology: lab.TopologyLoop})
+	goroutines := runtime.NumGoroutine()
+	e, err := Open(context.Background(), portsOf(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	r, err := e.Run(ctx, oneWay(64, 10000, 10*time.Second))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Run error %v, want context.DeadlineExceeded", err)
+	}
+	s := r.Streams[0]
+	if s.Sent < 1000 || s.Sent > 10000 || s.Received != s.Sent {
+		t.Errorf("partial trial: sent %d received %d; want ~3000 sent, all received", s.Sent, s.Received)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Every goroutine the engine started has ended.
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > goroutines {
+		t.Errorf("%d goroutines after Close, %d before Open", n, goroutines)
+	}
+}
+
+func TestRunValidates(t *testing.T) {
+	st := labtest.New(t, lab.Config{Topology: lab.TopologyLoop})
+	cfg := portsOf(st)
+	cfg.MaxRateFPS = 1000
+	e := openEngine(t, cfg)
+	tests := []struct {
+		name string
+		spec Spec
+		want string
+	}{
+		{name: "above the safety cap", spec: oneWay(64, 5000, time.Second), want: "max_rate_fps"},
+		{name: "frame too small", spec: oneWay(60, 100, time.Second), want: "frame_size"},
+		{name: "frame above the MTU", spec: oneWay(9000, 100, time.Second), want: "frame_size"},
+		{name: "ipv6 not yet", spec: func() Spec { s := oneWay(84, 100, time.Second); s.IPv6 = true; return s }(), want: "IPv6"},
+		{name: "no streams", spec: Spec{FrameSize: 64, RateFPS: 1, Duration: time.Second}, want: "streams"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := e.Run(context.Background(), tt.spec)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Run error %v, want one mentioning %q", err, tt.want)
+			}
+		})
 	}
 }

@@ -95,7 +95,11 @@ func openPort(name string, cfg PortConfig, c Config, txOnly bool) (*port, error)
 			return fmt.Errorf("no interface %q: %w (check the port's interface and namespace)", cfg.Interface, err)
 		}
 		if ifi.Flags&net.FlagUp == 0 {
-			return fmt.Errorf("interface %q is down: bring it up (ip link set %s up)", cfg.Interface, cfg.Interface)
+			ipcmd := "ip"
+			if cfg.Namespace != "" {
+				ipcmd = "ip -n " + cfg.Namespace
+			}
+			return fmt.Errorf("interface %q is down: bring it up (%s link set %s up)", cfg.Interface, ipcmd, cfg.Interface)
 		}
 		if len(ifi.HardwareAddr) != 6 {
 			return fmt.Errorf("interface %q has no Ethernet address (%q): the raw transport needs an Ethernet port", cfg.Interface, ifi.HardwareAddr)
