@@ -65,7 +65,9 @@ func (p *proxy) pipe(dst, src net.Conn) {
 			}
 		}
 		if err != nil {
-			dst.Close()
+			if !p.frozen.Load() { // a partition carries no FIN either
+				dst.Close()
+			}
 			return
 		}
 	}
