@@ -35,7 +35,7 @@ func checkPrivileges() error {
 	if err == nil && eff&(1<<capNetAdmin) != 0 && eff&(1<<capSysAdmin) != 0 {
 		return nil
 	}
-	return fmt.Errorf("building a lab needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN (network namespaces, veth links, sysfs mounts): run it with sudo: %w", os.ErrPermission)
+	return fmt.Errorf("the lab needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN, to create and remove network namespaces, veth links and sysfs mounts: run it with sudo: %w", os.ErrPermission)
 }
 
 func effectiveCaps() (uint64, error) {

@@ -59,6 +59,9 @@ func TestRelayDelay(t *testing.T) {
 	if want := 2 * delay; med < want || med > want+want/10 {
 		t.Errorf("median round trip %v, want %v +10%%", med, want)
 	}
+	if !deliver(t, st, true, 100, 100*time.Millisecond) {
+		t.Error("IPv6 datagram did not cross the relay")
+	}
 	rs, err := st.RelayStats()
 	if err != nil {
 		t.Fatal(err)
@@ -127,5 +130,27 @@ func TestRelayImpairments(t *testing.T) {
 		if math.Abs(c.got-c.want) > 0.5 {
 			t.Errorf("%s %.2f%%, want %g ±0.5 points", c.name, c.got, c.want)
 		}
+	}
+}
+
+// TestRelayJitter checks that jitter spreads round trips within
+// 2·(delay ± jitter) (plus the stack's own time) and really varies them.
+func TestRelayJitter(t *testing.T) {
+	const delay, jitter = 5 * time.Millisecond, 2 * time.Millisecond
+	st := labtest.New(t, lab.Config{DUT: lab.DUTRelay, Delay: delay, Jitter: jitter})
+	got := rtts(t, st, 40)
+	lo, hi := got[0], got[len(got)-1]
+	t.Logf("round trips with %v ± %v: min %v median %v max %v", delay, jitter, lo, got[len(got)/2], hi)
+	// The relay never sends early; late outliers of up to ~2 ms come from
+	// scheduling on the shared CPUs, so the top is checked at the 90th
+	// percentile.
+	p90 := got[len(got)*9/10]
+	if lo < 2*(delay-jitter) || p90 > 2*(delay+jitter)+time.Millisecond {
+		t.Errorf("round trips: min %v, 90th percentile %v; want within %v..%v", lo, p90, 2*(delay-jitter), 2*(delay+jitter)+time.Millisecond)
+	}
+	// Two independent U(-2ms, 2ms) offsets: the spread of 40 samples is
+	// far above 1 ms unless jitter is not applied.
+	if hi-lo < time.Millisecond {
+		t.Errorf("round trips spread only %v: jitter not applied", hi-lo)
 	}
 }
