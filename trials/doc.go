@@ -6,4 +6,84 @@
 //
 // trials knows nothing of RFC 2544's search rules: package rfc2544 decides which
 // trials to run and what their results mean.
+//
+// # The raw engine
+//
+//	e, err := trials.Open(ctx, trials.Config{A: a, B: b})   // ports, receivers, ARP
+//	defer e.Close()
+//	res, err := e.Run(ctx, spec)                             // one trial (rfc2544.Tester)
+//	e.Paths()                                                // kernel paths in use
+//	pts, err := trials.Calibrate(ctx, cfg, sizes, 2*time.Second) // tester ceiling on a loop
+//	cfg.CeilingFPS = trials.CeilingMap(pts)
+//	trials.Generate(ctx, genCfg)                             // generator only (benchmarks)
+//
+// A PortConfig is shaped like lab.Port: a caller building a Config from a lab
+// maps Namespace, Interface, IPv4 → Addr, GatewayV4 → Gateway (and the IPv6
+// pair) field by field.
+//
+// Ports. Each port has two AF_PACKET sockets opened inside its namespace on a
+// locked OS thread (internal/nsutil): a send socket with a TPACKET_V2 TX
+// ring and PACKET_QDISC_BYPASS, and a receive socket with a TPACKET_V2 RX ring
+// (65 536 slots of 256 bytes), a classic BPF filter (golang.org/x/net/bpf,
+// SO_ATTACH_FILTER) that keeps only ARP and the test frames of the current
+// run (signature marker and run id), truncated to 128 bytes, and
+// PACKET_IGNORE_OUTGOING. Result.Paths records what was used ("tx_ring" or
+// "sendto", qdisc bypass, "rx_ring", "kernel-sw" timestamps).
+//
+// Learning and ARP. A goroutine per port reads its RX ring for the engine's
+// whole life: it answers the DUT's ARP requests for the tester's address on
+// that port (the DUT asks before forwarding to it, and the address need not
+// be configured on the port's kernel) and learns the DUT's MAC from its ARP.
+// Open resolves the DUT's MAC on both sides (Config.ResolveTimeout); a trial
+// with Spec.Learning > 0 sends ARP requests to the DUT on both sides
+// (RFC 2544 §23 learning frames: they also teach the DUT the tester's
+// addresses) and then waits Spec.Learning. A DUT that does not answer is an
+// error naming the port, the address and the time waited (ErrNoAnswer).
+// IPv6 neighbor discovery is not implemented yet (issue 6): IPv6 trials
+// return an error; the resolver sits beside ARP in the port.
+//
+// By default the tester uses, on each port, an emulated MAC derived from the
+// interface's (02:25:44 plus its last three bytes), as hardware testers
+// emulate hosts: test frames addressed to it reach the engine's socket but
+// not the port's own kernel IP stack. The port's kernel may still answer the
+// DUT's ARP with the interface's MAC; frames the DUT sends there are received
+// and counted just the same. Config.UseInterfaceMAC turns this off.
+//
+// Transmit. A goroutine per sending port, locked to its OS thread (nice −10
+// when permitted, optionally pinned with Config.TxCPU), builds frames from
+// framing templates into the TX ring, stamping each in place (only the
+// 18-byte signature changes), and kicks the ring with one non-blocking
+// sendto per batch (Config.Batch, 256 by default). A frame counts as sent
+// only when the kernel has released its ring slot as sent; frames the kernel
+// rejects are counted failed, never sent, and make the trial tester-limited.
+// Pacing is the pure Pacer; a sender that falls behind sends the backlog at
+// once and StreamResult.MaxLagNs records by how much it fell behind.
+//
+// Timestamps. The transmit time in the signature is CLOCK_REALTIME read once
+// per batch, just before the batch is written into the ring (and again after
+// any wait for ring space): every frame of a batch carries that reading, so
+// a frame's stamp precedes its real departure by at most the time to build
+// and hand over one batch (microseconds). The receive time is the kernel's
+// software timestamp in the RX ring header, also CLOCK_REALTIME, taken when
+// the frame reaches the receiving socket. Latency = receive − transmit.
+//
+// Receive and counters. Per stream: Received counts distinct frames that
+// arrived by the end of the settle wait (their kernel timestamp decides);
+// Lost = Sent − Received; Reordered counts frames with a sequence number
+// below one already received; Duplicate counts extra copies, found with a
+// sliding bitmap of 65 536 sequence numbers per stream (memory is flat in
+// trial length); Late counts frames that arrived in the LateGrace after the
+// settle wait (they are lost). Latency goes into an HDR histogram (1 ns to
+// 100 s, 3 significant digits) plus exact min/max/mean, PDV, IPDV over
+// consecutive sequence numbers and RFC 3550 jitter. Nothing is stored per
+// frame.
+//
+// Tester-limited. A trial is marked tester-limited, never DUT loss, when the
+// kernel dropped frames at a receiving socket (PACKET_STATISTICS, which
+// resets on read: the engine accumulates), when the kernel refused frames,
+// when the generator fell short of the intended load by more than
+// Config.TesterLimitTolerance (or could not send every planned frame in
+// time), when it fell more than Config.MaxLag behind schedule and the
+// catch-up burst could explain all the loss, or when a lossy trial's
+// intended rate is at or above the calibrated ceiling (Config.CeilingFPS).
 package trials
