@@ -605,7 +605,9 @@ func relayMain(name, stateJSON string) int {
 		go d.read()
 		go d.write()
 	}
-	go r.watchPeak(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go r.watch(ctx, cancel)
 	if ready != nil {
 		fmt.Fprintln(ready, "ok")
 		ready.Close()
@@ -716,8 +718,10 @@ func (r *relay) serve(ln net.Listener) {
 	}
 }
 
-// watchPeak tracks the highest one-direction forwarding rate over 100 ms.
-func (r *relay) watchPeak(ctx context.Context) {
+// watch tracks the highest one-direction forwarding rate over 100 ms, and
+// ends the relay (cancel) once its DUT namespace is gone: the lab was
+// removed without Down, e.g. by hand.
+func (r *relay) watch(ctx context.Context, cancel func()) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	var lastAB, lastBA uint64
@@ -736,6 +740,11 @@ func (r *relay) watchPeak(ctx context.Context) {
 				}
 			}
 			lastAB, lastBA, last = ab, ba, now
+			if !nsExists(r.st.DUTNamespace) {
+				log.Printf("namespace %s is gone: exiting", r.st.DUTNamespace)
+				cancel()
+				return
+			}
 		}
 	}
 }

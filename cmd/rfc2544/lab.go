@@ -59,8 +59,8 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return usagef("lab: unknown sub-command %q: use up, down, status or list", args[0])
 }
 
-// parseFlags parses fs and maps flag errors to usage errors.
-func parseFlags(fs *flag.FlagSet, args []string) error {
+// labParseFlags parses fs and maps flag errors to usage errors.
+func labParseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -73,18 +73,18 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+func labFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	return fs
 }
 
 func labUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("up", stderr)
+	fs := labFlagSet("up", stderr)
 	name := fs.String("name", "", "lab `name` (a-z, 0-9, '-'), e.g. demo")
 	jsonOut := fs.Bool("json", false, "print the lab's state as JSON")
 	lf := lab.AddFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := labParseFlags(fs, args); err != nil {
 		return err
 	}
 	cfg, err := lf.Config(*name)
@@ -96,20 +96,20 @@ func labUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("lab up: %w", err)
 	}
 	if *jsonOut {
-		return writeJSON(stdout, st)
+		return labWriteJSON(stdout, st)
 	}
 	fmt.Fprintf(stdout, "lab %q is up (%s", st.Name, st.Topology)
 	if st.Topology == lab.TopologyRouter {
 		fmt.Fprintf(stdout, ", %s DUT", st.DUT)
 	}
 	fmt.Fprintln(stdout, ")")
-	return renderState(stdout, st)
+	return labRenderState(stdout, st)
 }
 
 func labDown(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("down", stderr)
+	fs := labFlagSet("down", stderr)
 	name := fs.String("name", "", "lab `name`")
-	if err := parseFlags(fs, args); err != nil {
+	if err := labParseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := lab.ValidateName(*name); err != nil {
@@ -131,10 +131,10 @@ type labStatusJSON struct {
 }
 
 func labStatus(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("status", stderr)
+	fs := labFlagSet("status", stderr)
 	name := fs.String("name", "", "lab `name`")
 	jsonOut := fs.Bool("json", false, "print JSON")
-	if err := parseFlags(fs, args); err != nil {
+	if err := labParseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := lab.ValidateName(*name); err != nil {
@@ -162,23 +162,23 @@ func labStatus(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *jsonOut {
-		return writeJSON(stdout, out)
+		return labWriteJSON(stdout, out)
 	}
 	fmt.Fprintf(stdout, "lab %q: %s topology", st.Name, st.Topology)
 	if st.Topology == lab.TopologyRouter {
 		fmt.Fprintf(stdout, ", %s DUT", st.DUT)
 	}
 	fmt.Fprintf(stdout, ", up since %s\n", st.Created.Format(time.RFC3339))
-	if err := renderState(stdout, st); err != nil {
+	if err := labRenderState(stdout, st); err != nil {
 		return err
 	}
 	if out.Counters != nil {
-		if err := renderCounters(stdout, out.Counters); err != nil {
+		if err := labRenderCounters(stdout, out.Counters); err != nil {
 			return err
 		}
 	}
 	if out.Relay != nil {
-		if err := renderRelay(stdout, st, out.Relay); err != nil {
+		if err := labRenderRelay(stdout, st, out.Relay); err != nil {
 			return err
 		}
 	}
@@ -189,8 +189,8 @@ func labStatus(args []string, stdout, stderr io.Writer) error {
 }
 
 func labList(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("list", stderr)
-	if err := parseFlags(fs, args); err != nil {
+	fs := labFlagSet("list", stderr)
+	if err := labParseFlags(fs, args); err != nil {
 		return err
 	}
 	names, err := lab.List()
@@ -201,7 +201,7 @@ func labList(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "no labs are up")
 		return nil
 	}
-	t := newTable(stdout)
+	t := labTable(stdout)
 	t.Header("Name", "Topology", "DUT", "Settings", "Created")
 	for _, n := range names {
 		st, err := lab.Load(n)
@@ -213,15 +213,15 @@ func labList(args []string, stdout, stderr io.Writer) error {
 		if st.Topology == lab.TopologyRouter {
 			dut = st.DUT.String()
 		}
-		t.Append(n, st.Topology.String(), dut, settings(st.Config), st.Created.Format(time.RFC3339))
+		t.Append(n, st.Topology.String(), dut, labSettings(st.Config), st.Created.Format(time.RFC3339))
 	}
 	return t.Render()
 }
 
 func labRelay(args []string, stderr io.Writer) error {
-	fs := newFlagSet("relay", stderr)
+	fs := labFlagSet("relay", stderr)
 	name := fs.String("name", "", "lab `name`")
-	if err := parseFlags(fs, args); err != nil {
+	if err := labParseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := lab.ValidateName(*name); err != nil {
@@ -233,19 +233,19 @@ func labRelay(args []string, stderr io.Writer) error {
 	return nil
 }
 
-// newTable returns a table that prints headers as given (v1 API).
-func newTable(w io.Writer) *tablewriter.Table {
+// labTable returns a table that prints headers as given (v1 API).
+func labTable(w io.Writer) *tablewriter.Table {
 	return tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 }
 
-func writeJSON(w io.Writer, v any) error {
+func labWriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
 
-// settings summarises a configuration in flag syntax.
-func settings(c lab.Config) string {
+// labSettings summarises a configuration in flag syntax.
+func labSettings(c lab.Config) string {
 	var s []string
 	dir := func(flag string, ab, ba string) {
 		switch {
@@ -320,8 +320,8 @@ func settings(c lab.Config) string {
 	return strings.Join(s, " ")
 }
 
-func renderState(w io.Writer, st *lab.State) error {
-	t := newTable(w)
+func labRenderState(w io.Writer, st *lab.State) error {
+	t := labTable(w)
 	t.Header("Port", "Namespace", "Interface", "MAC", "IPv4", "IPv6", "Gateway", "MTU")
 	for _, p := range []struct {
 		name string
@@ -341,7 +341,7 @@ func renderState(w io.Writer, st *lab.State) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "settings: %s\n", settings(st.Config))
+	fmt.Fprintf(w, "settings: %s\n", labSettings(st.Config))
 	if len(st.DUTCPUs) > 0 {
 		fmt.Fprintf(w, "DUT receive processing (RPS) on CPU %v: keep the tester off it\n", st.DUTCPUs)
 	}
@@ -357,10 +357,10 @@ func renderState(w io.Writer, st *lab.State) error {
 	return nil
 }
 
-func renderCounters(w io.Writer, c *lab.DUTCounters) error {
+func labRenderCounters(w io.Writer, c *lab.DUTCounters) error {
 	fmt.Fprintf(w, "DUT forwarded: %d IPv4, %d IPv6; nftables accepted %d, random-loss drops %d (A→B) %d (B→A); qdisc drops %d (A→B) %d (B→A)\n",
 		c.Forwarded4, c.Forwarded6, c.Accepted, c.LossDropsAB, c.LossDropsBA, c.QdiscDropsAB, c.QdiscDropsBA)
-	t := newTable(w)
+	t := labTable(w)
 	t.Header("DUT port", "RX packets", "RX dropped", "TX packets", "TX dropped")
 	for _, p := range []struct {
 		n string
@@ -371,8 +371,8 @@ func renderCounters(w io.Writer, c *lab.DUTCounters) error {
 	return t.Render()
 }
 
-func renderRelay(w io.Writer, st *lab.State, rs *lab.RelayStats) error {
-	t := newTable(w)
+func labRenderRelay(w io.Writer, st *lab.State, rs *lab.RelayStats) error {
+	t := labTable(w)
 	t.Header("Relay", "Received", "Forwarded", "Lost", "Reordered", "Duplicated", "Overflow", "Socket drops", "Expired")
 	for _, d := range []struct {
 		n string
