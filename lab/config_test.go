@@ -114,6 +114,21 @@ func TestFlagsConfig(t *testing.T) {
 	}
 }
 
+func TestParseConfig(t *testing.T) {
+	got, err := ParseConfig("tmp", []string{"--rate", "50mbit", "--mtu", "9000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{Name: "tmp", Topology: TopologyRouter, DUT: DUTKernel, MTUA: 9000, MTUB: 9000,
+		AtoB: Shaping{RateBps: 50e6}, BtoA: Shaping{RateBps: 50e6}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ParseConfig (-want +got):\n%s", diff)
+	}
+	if _, err := ParseConfig("tmp", []string{"--rate"}); err == nil {
+		t.Error("ParseConfig accepted --rate without a value")
+	}
+}
+
 func TestValidateName(t *testing.T) {
 	for _, n := range []string{"", "Demo", "-x", "a_b", strings.Repeat("a", 25), "a/b"} {
 		if ValidateName(n) == nil {

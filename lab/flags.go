@@ -3,6 +3,7 @@ package lab
 import (
 	"flag"
 	"fmt"
+	"io"
 	"strconv"
 )
 
@@ -141,4 +142,20 @@ func (f *Flags) Config(name string) (Config, error) {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// ParseConfig parses lab flags (as `rfc2544 lab up` takes them, without
+// --name) into a validated Config named name, e.g.
+// ParseConfig("tmp", []string{"--rate", "50mbit", "--mtu", "9000"}).
+func ParseConfig(name string, args []string) (Config, error) {
+	fs := flag.NewFlagSet("lab", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f := AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return Config{}, fmt.Errorf("lab flags: %w", err)
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("lab flags: unexpected argument %q", fs.Arg(0))
+	}
+	return f.Config(name)
 }
