@@ -61,9 +61,11 @@
 //
 // Timestamps. The transmit time in the signature is CLOCK_REALTIME read once
 // per batch, just before the batch is written into the ring (and again after
-// any wait for ring space): every frame of a batch carries that reading, so
-// a frame's stamp precedes its real departure by at most the time to build
-// and hand over one batch (microseconds). The receive time is the kernel's
+// any wait for ring space): every frame of a batch carries that reading, and
+// the kernel sends the batch's frames one after the other, so a frame's stamp
+// precedes its real departure by at most one batch's send time: tens of µs
+// for paced trials (at most 32 frames per batch), up to about 0.5 ms in
+// full-speed bursts (Config.Batch, 256 frames). The receive time is the kernel's
 // software timestamp in the RX ring header, also CLOCK_REALTIME, taken when
 // the frame reaches the receiving socket. Latency = receive − transmit.
 //

@@ -98,8 +98,9 @@ type Config struct {
 	// (lag × rate frames) is large enough to explain all the loss. Zero
 	// means 2 ms.
 	MaxLag time.Duration `json:"max_lag_ns,omitempty"`
-	// Batch is the most frames handed to the kernel per transmit call.
-	// Zero means 256.
+	// Batch is the most frames handed to the kernel per transmit call at
+	// full speed (unpaced bursts, calibration); paced streams use at most
+	// 32. Zero means 256.
 	Batch int `json:"batch,omitempty"`
 }
 

@@ -47,6 +47,12 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 			return nil, err
 		}
 		e.ports[i] = p
+		// Set up the transmit path now (slots for full-size frames), so
+		// Paths is true before the first trial.
+		if err := p.prepareTx(p.mtu+14, cfg.NoTxRing, cfg.QdiscPath); err != nil {
+			e.Close()
+			return nil, fmt.Errorf("%s: %w", p.where(), err)
+		}
 	}
 	// Resolve both sides at once.
 	errs := make([]error, 2)
@@ -78,9 +84,12 @@ func (e *Engine) Paths() Paths {
 
 func (e *Engine) pathsLocked() Paths {
 	p := e.ports[0].paths
-	if e.ports[0].txRing == nil && !e.cfg.NoTxRing && p.TX == "sendto" {
-		p.TX = "tx_ring" // until the first trial proves otherwise
+	b := e.ports[1].paths
+	// Report the weaker path when the ports differ.
+	if b.TX == "sendto" {
+		p.TX = "sendto"
 	}
+	p.QdiscBypass = p.QdiscBypass && b.QdiscBypass
 	return p
 }
 
@@ -200,9 +209,13 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 			st.tpls = append(st.tpls, tpl)
 		}
 		if spec.BurstFrames > 0 {
-			st.pacer = Pacer{RateFPS: spec.RateFPS, Total: uint64(spec.BurstFrames), MaxBatch: e.cfg.Batch}
+			b := e.cfg.Batch
+			if spec.RateFPS > 0 {
+				b = min(b, pacedBatch)
+			}
+			st.pacer = Pacer{RateFPS: spec.RateFPS, Total: uint64(spec.BurstFrames), MaxBatch: b}
 		} else if spec.RateFPS > 0 {
-			st.pacer = NewDurationPacer(spec.RateFPS, spec.Duration, spec.RateChange, e.cfg.Batch)
+			st.pacer = NewDurationPacer(spec.RateFPS, spec.Duration, spec.RateChange, min(e.cfg.Batch, pacedBatch))
 		} else {
 			st.pacer = Pacer{MaxBatch: e.cfg.Batch} // unpaced, stopped by the hard stop
 		}
@@ -275,9 +288,7 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 	derr := detach()
 
 	// Results.
-	p := e.pathsLocked()
-	p.TX = e.ports[0].paths.TX
-	res.Paths = p
+	res.Paths = e.pathsLocked()
 	var reasons []string
 	tol := e.cfg.TesterLimitTolerance
 	kdropsAssigned := [2]bool{}
@@ -350,6 +361,12 @@ func joinReasons(r []string) string {
 	return s
 }
 
+// pacedBatch caps the batch of paced streams: a batch's frames share one
+// transmit stamp and leave one after the other, so a small batch keeps the
+// stamp within tens of µs of each frame's departure (full-speed bursts and
+// calibration use Config.Batch).
+const pacedBatch = 32
+
 // sender is the index of the sending port of a direction.
 func sender(d Direction) int {
 	if d == BtoA {
@@ -411,7 +428,7 @@ func Generate(ctx context.Context, c GenConfig) (GenResult, error) {
 	st := newStreamState(Stream{ID: 1, Direction: AtoB})
 	st.tpls = []*framing.Template{tpl}
 	if c.RateFPS > 0 {
-		st.pacer = NewDurationPacer(c.RateFPS, c.Duration, nil, c.Batch)
+		st.pacer = NewDurationPacer(c.RateFPS, c.Duration, nil, min(c.Batch, pacedBatch))
 	} else {
 		st.pacer = Pacer{MaxBatch: c.Batch}
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 )
@@ -87,6 +88,15 @@ func TestEngineLoop(t *testing.T) {
 	}
 	if r.TesterLimited {
 		t.Errorf("tester-limited: %s", r.TesterLimitReason)
+	}
+	if diff := cmp.Diff(Paths{Transport: "raw", TX: "tx_ring", QdiscBypass: true, RX: "rx_ring", Timestamps: "kernel-sw"}, r.Paths); diff != "" {
+		t.Errorf("paths (-want +got):\n%s", diff)
+	}
+	// Several flows per stream, a jumbo-free large frame, a burst.
+	r = runTrial(t, e, Spec{FrameSize: 1518, Streams: []Stream{{ID: 9, Direction: AtoB, Flows: 4}}, BurstFrames: 5000,
+		Settle: 200 * time.Millisecond})
+	if s := r.Streams[0]; s.Sent != 5000 || s.Received != 5000 || s.Reordered != 0 {
+		t.Errorf("4-flow burst: sent %d received %d reordered %d, want 5000, 5000, 0", s.Sent, s.Received, s.Reordered)
 	}
 }
 
