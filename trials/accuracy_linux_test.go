@@ -160,3 +160,26 @@ func TestEngineAnswersARP(t *testing.T) {
 		t.Errorf("lost %d of %d, want 0 (the DUT queues frames while resolving)", s.Lost, s.Sent)
 	}
 }
+
+// TestAccuracyRecovery: overload a shaped DUT, then drop to half its rate
+// (RFC 2544 §26.5): the last loss falls just before the rate change.
+func TestAccuracyRecovery(t *testing.T) {
+	const rateBps = 20e6
+	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: rateBps, LimitPackets: 100}})
+	e := openEngine(t, portsOf(st))
+	rFPS := rateBps / (508 * 8)
+	at := time.Second
+	spec := oneWay(512, 1.5*rFPS, 2500*time.Millisecond)
+	spec.RateChange = &RateChange{At: at, RateFPS: 0.5 * rFPS}
+	s := runTrial(t, e, spec).Streams[0]
+	if s.Lost == 0 {
+		t.Fatalf("no loss at 150%% of R")
+	}
+	if got := time.Duration(s.LastLossNs); got < at-100*time.Millisecond || got > at+50*time.Millisecond {
+		t.Errorf("last loss at %v, want just before the rate change at %v", got, at)
+	}
+	// 1 s at 1.5 R plus 1.5 s at 0.5 R.
+	if want := uint64(math.Ceil(1.5*rFPS)) + uint64(math.Ceil(1.5*0.5*rFPS)); s.Sent != want {
+		t.Errorf("sent %d, want %d", s.Sent, want)
+	}
+}

@@ -238,13 +238,20 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 			return res, fmt.Errorf("%s: %w", p.where(), err)
 		}
 	}
-	var kdrops [2]uint64
+	var kdrops, linkDrops0, linkDrops [2]uint64
+	var linkOK [2]bool
+	for i, p := range e.ports {
+		linkDrops0[i], linkOK[i] = p.linkRxDrops()
+	}
 	detach := func() error {
 		var errs []error
 		for i, p := range e.ports {
 			st, err := p.attach(nil)
 			errs = append(errs, err, p.setFilter(0))
 			kdrops[i] += st.Drops
+			if n, ok := p.linkRxDrops(); ok && linkOK[i] && n > linkDrops0[i] && len(rxStreams[i]) > 0 {
+				linkDrops[i] = n - linkDrops0[i]
+			}
 		}
 		return errors.Join(errs...)
 	}
@@ -301,7 +308,7 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 		r := st.result(intended)
 		to := 1 - sender(st.spec.Direction)
 		if !kdropsAssigned[to] {
-			r.KernelDrops = kdrops[to]
+			r.KernelDrops = kdrops[to] + linkDrops[to]
 			kdropsAssigned[to] = true
 		}
 		res.Streams = append(res.Streams, r)
@@ -325,6 +332,12 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 		}
 		if r.KernelDrops > 0 {
 			reasons = append(reasons, fmt.Sprintf("port %s: receiver dropped %d frames in the kernel", e.ports[to].name, r.KernelDrops))
+		}
+	}
+	for i, n := range linkDrops {
+		if n > 0 {
+			reasons = append(reasons, fmt.Sprintf("port %s: interface %s dropped %d received frames before the engine's socket (rx_dropped)",
+				e.ports[i].name, e.ports[i].cfg.Interface, n))
 		}
 	}
 	// Calibrated ceiling: loss at or above what this tester can carry is

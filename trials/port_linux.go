@@ -15,6 +15,7 @@ import (
 	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/internal/afpacket"
 	"github.com/rfc2544/rfc2544/internal/nsutil"
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -70,6 +71,8 @@ type port struct {
 
 	stats   afpacket.Stats // accumulated PACKET_STATISTICS of rx
 	statBuf [8]byte
+	nl      *netlink.Handle // in the port's namespace, for link counters
+	ifindex int
 
 	rxCPU int // CPU the receive loop is pinned to, or -1
 	// busy is set while a trial is attached (see receiveLoop).
@@ -112,8 +115,14 @@ func openPort(name string, cfg PortConfig, c Config, txOnly bool) (*port, error)
 			p.mac = emulatedMAC(p.hwMAC)
 		}
 		p.mtu = ifi.MTU
+		p.ifindex = ifi.Index
 		if p.tx, err = afpacket.Open(cfg.Interface); err != nil {
 			return err
+		}
+		if !txOnly {
+			// Link counters (receive drops in the port itself); best
+			// effort: without them only socket drops are seen.
+			p.nl, _ = netlink.NewHandle(unix.NETLINK_ROUTE)
 		}
 		if txOnly {
 			return nil
@@ -381,6 +390,24 @@ func (p *port) fetchStats() (afpacket.Stats, error) {
 	return s, nil
 }
 
+// linkRxDrops fetches the interface's receive drop counters (rx_dropped,
+// rx_missed_errors, rx_fifo_errors: frames the port itself dropped before
+// any socket saw them, e.g. a full backlog); ok is false when unavailable.
+func (p *port) linkRxDrops() (n uint64, ok bool) {
+	if p.nl == nil {
+		return 0, false
+	}
+	l, err := p.nl.LinkByIndex(p.ifindex)
+	if err != nil || l.Attrs().Statistics == nil {
+		return 0, false
+	}
+	return linkDrops(l.Attrs().Statistics), true
+}
+
+func linkDrops(s *netlink.LinkStatistics) uint64 {
+	return s.RxDropped + s.RxMissedErrors + s.RxFifoErrors
+}
+
 func (p *port) setFilter(runID uint8) error {
 	f, err := receiveFilter(runID)
 	if err != nil {
@@ -402,6 +429,10 @@ func (p *port) close() error {
 
 func (p *port) closeSockets() error {
 	var errs []error
+	if p.nl != nil {
+		p.nl.Close()
+		p.nl = nil
+	}
 	if p.tx != nil {
 		errs = append(errs, p.tx.Close())
 	}
