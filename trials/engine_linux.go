@@ -47,9 +47,9 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 			return nil, err
 		}
 		e.ports[i] = p
-		// Set up the transmit path now (slots for full-size frames), so
-		// Paths is true before the first trial.
-		if err := p.prepareTx(p.mtu+14, cfg.NoTxRing, cfg.QdiscPath); err != nil {
+		// Set up the transmit path now, so Paths is true before the first
+		// trial (a trial of larger frames reopens it with larger slots).
+		if err := p.prepareTx(framing.MinFrameSize(framing.IPv4UDP, false)-framing.FCSLen, cfg.NoTxRing, cfg.QdiscPath); err != nil {
 			e.Close()
 			return nil, fmt.Errorf("%s: %w", p.where(), err)
 		}
