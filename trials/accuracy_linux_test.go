@@ -114,27 +114,32 @@ func TestAccuracyRelay(t *testing.T) {
 	}
 }
 
-// TestAccuracyBackToBack: bursts at full speed into a shaper with a small
-// queue come through with a finite, repeatable length.
+// TestAccuracyBackToBack: bursts at full speed into a shaper with a token
+// bucket and a small queue come through with a finite length that the
+// shaper's model predicts, burst after burst: bucket + queue + R × burst
+// time (the burst time varies with how fast the veth takes frames).
 func TestAccuracyBackToBack(t *testing.T) {
-	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: 20e6, BurstBytes: 20000, LimitPackets: 200}})
+	const (
+		rateBps = 20e6
+		bucket  = 20000 // bytes
+		limit   = 200   // frames
+		frame   = 512
+	)
+	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: rateBps, BurstBytes: bucket, LimitPackets: limit}})
 	e := openEngine(t, portsOf(st))
-	var got []uint64
+	rFPS := rateBps / ((frame - 4) * 8)
 	for i := 0; i < 3; i++ {
-		spec := Spec{FrameSize: 512, Streams: []Stream{{ID: 1, Direction: AtoB}}, BurstFrames: 2000,
+		spec := Spec{FrameSize: frame, Streams: []Stream{{ID: 1, Direction: AtoB}}, BurstFrames: 2000,
 			Settle: 300 * time.Millisecond}
 		s := runTrial(t, e, spec).Streams[0]
 		if s.Sent != 2000 {
 			t.Fatalf("burst sent %d, want exactly 2000", s.Sent)
 		}
-		got = append(got, s.Received)
-	}
-	lo, hi := got[0], got[0]
-	for _, g := range got {
-		lo, hi = min(lo, g), max(hi, g)
-	}
-	if lo == 0 || hi >= 2000 || float64(hi-lo) > 0.05*float64(lo) {
-		t.Errorf("received per burst %v: want finite (< 2000), non-zero and within 5%% of each other", got)
+		want := limit + bucket/(frame-4) + rFPS*s.TxSeconds
+		if math.Abs(float64(s.Received)-want) > 8 {
+			t.Errorf("burst %d: received %d of 2000 in %.2f ms, want %.0f ± 8 (queue %d + bucket %d + R × burst time)",
+				i, s.Received, s.TxSeconds*1e3, want, limit, bucket/(frame-4))
+		}
 	}
 }
 

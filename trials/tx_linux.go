@@ -57,6 +57,19 @@ func newTransmitter(p *port, streams []*streamState, runID uint8, batch int, sto
 		t.head, t.tail = p.txHead, p.txHead
 		t.slotStream = make([]int32, t.ring.Frames)
 		t.slotTpl = p.txSlotTpl
+		// Write the first stream's frame into every free slot before the
+		// clock starts, so sending only stamps signatures from the first
+		// frame on.
+		if len(streams) > 0 && len(streams[0].tpls) > 0 {
+			tpl := streams[0].tpls[0]
+			for i := range t.slotTpl {
+				if t.slotTpl[i] != tpl && t.ring.Status(i) == afpacket.StatusAvailable {
+					tpl.CopyTo(t.ring.TxData(i))
+					t.ring.SetTxLen(i, tpl.Len())
+					t.slotTpl[i] = tpl
+				}
+			}
+		}
 	} else {
 		t.buf = make([]byte, framing.MaxJumbo)
 	}
