@@ -51,15 +51,14 @@ func TestShapedRate(t *testing.T) {
 			for skip < len(got)-2 && got[skip].at.Before(sendEnd) {
 				skip++
 			}
+			// The burst outran the shaper: a quarter of it was still queued
+			// when the sender finished.
 			if len(got)-1-skip < n/4 {
-				t.Fatalf("only %d frames arrived after the sender finished: the queue never built up", len(got)-1-skip)
+				t.Fatalf("only %d frames arrived after the sender finished (offered %.0f Mbit/s): the queue never built up", len(got)-1-skip, offered/1e6)
 			}
 			span := got[len(got)-1].at.Sub(got[skip].at)
 			measured := float64((len(got)-1-skip)*frame*8) / span.Seconds()
 			t.Logf("offered %.1f Mbit/s, arrived at %.2f Mbit/s (configured %.0f Mbit/s)", offered/1e6, measured/1e6, tt.rate/1e6)
-			if offered < 1.5*tt.rate {
-				t.Fatalf("offered only %.1f Mbit/s: not well above the shaped rate", offered/1e6)
-			}
 			// Measured over 6 runs: 20.00, 200.00-200.07, 50.00 Mbit/s.
 			if math.Abs(measured-tt.rate)/tt.rate > 0.01 {
 				t.Errorf("arrival rate %.2f Mbit/s, want %.0f ±1%%", measured/1e6, tt.rate/1e6)
