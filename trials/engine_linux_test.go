@@ -202,3 +202,19 @@ func TestRunValidates(t *testing.T) {
 		})
 	}
 }
+
+// TestEngineSendtoPath: without the TX ring the engine sends frame by frame
+// and says so.
+func TestEngineSendtoPath(t *testing.T) {
+	st := labtest.New(t, lab.Config{Topology: lab.TopologyLoop})
+	cfg := portsOf(st)
+	cfg.NoTxRing = true
+	e := openEngine(t, cfg)
+	r := runTrial(t, e, oneWay(128, 5000, 500*time.Millisecond))
+	if s := r.Streams[0]; s.Sent != 2500 || s.Received != 2500 {
+		t.Errorf("sent %d received %d, want 2500 each", s.Sent, s.Received)
+	}
+	if r.Paths.TX != "sendto" {
+		t.Errorf("paths TX %q, want sendto", r.Paths.TX)
+	}
+}
