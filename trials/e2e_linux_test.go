@@ -57,3 +57,47 @@ func TestThroughputSearchShaped(t *testing.T) {
 		}
 	}
 }
+
+// TestThroughputSearchUnshaped: through an unshaped kernel DUT the search must
+// never report more than the engine could offer, and a result at the
+// tester's own limit is flagged tester-limited.
+func TestThroughputSearchUnshaped(t *testing.T) {
+	st := labtest.New(t, lab.Config{})
+	pc := func(p lab.Port) trials.PortConfig {
+		return trials.PortConfig{Namespace: p.Namespace, Interface: p.Interface, Addr: p.IPv4, Gateway: p.GatewayV4}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	e, err := trials.Open(ctx, trials.Config{A: pc(st.A), B: pc(st.B)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	r := &rfc2544.Runner{Tester: e, Plan: rfc2544.Plan{
+		Profile:    rfc2544.ProfileQuick,
+		Tests:      []rfc2544.Test{rfc2544.TestThroughput},
+		FrameSizes: []int{64},
+		LinkBps:    10e9,
+		NoProbe:    true,
+		Trial:      rfc2544.TrialConfig{Duration: rfc2544.Duration(time.Second), Settle: rfc2544.Duration(200 * time.Millisecond)},
+		Throughput: rfc2544.ThroughputConfig{ResolutionPercent: 0.1},
+	}}
+	res, err := r.Throughput(ctx, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maxOffered := 0.0
+	for _, tr := range res.Trials {
+		t.Logf("trial %d: intended %.0f offered %.0f fps, loss %.3f%%, %v %s", tr.Step, tr.IntendedFPS, tr.OfferedFPS, tr.LossPercent, tr.Outcome, tr.TesterLimitReason)
+	}
+	for _, tr := range res.Trials {
+		for _, s := range tr.Result.Streams {
+			maxOffered = max(maxOffered, s.OfferedFPS)
+		}
+	}
+	t.Logf("throughput %.0f fps found %v tester-limited %v (%s); most offered in any trial %.0f fps", res.FPS, res.Found,
+		res.TesterLimited, res.TesterLimitReason, maxOffered)
+	if res.FPS > maxOffered*1.001 {
+		t.Errorf("throughput %.0f fps above the most the engine offered (%.0f fps)", res.FPS, maxOffered)
+	}
+}

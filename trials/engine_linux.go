@@ -308,7 +308,9 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 		r := st.result(intended)
 		to := 1 - sender(st.spec.Direction)
 		if !kdropsAssigned[to] {
-			r.KernelDrops = kdrops[to] + linkDrops[to]
+			// The link's rx_dropped may include the socket's own drops:
+			// take the larger count, never the sum.
+			r.KernelDrops = max(kdrops[to], linkDrops[to])
 			kdropsAssigned[to] = true
 		}
 		res.Streams = append(res.Streams, r)
@@ -321,23 +323,17 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 		case st.pacer.RateFPS > 0 && st.pacer.Total > 1 && r.OfferedFPS < intended*(1-tol):
 			reasons = append(reasons, fmt.Sprintf("stream %d: generator offered %.0f fps, %.2f%% below the intended %.0f fps",
 				st.spec.ID, r.OfferedFPS, 100*(1-r.OfferedFPS/intended), intended))
-		}
-		// A stall makes a catch-up burst of about lag·rate frames; when
-		// that many frames could account for all the loss, the loss may
-		// be the tester's burst rather than the DUT's.
-		if burst := time.Duration(r.MaxLagNs).Seconds() * intended; r.Lost > 0 &&
-			time.Duration(r.MaxLagNs) > e.cfg.MaxLag && float64(r.Lost) <= burst {
+		case r.Lost > 0 && time.Duration(r.MaxLagNs) > e.cfg.MaxLag &&
+			float64(r.Lost) <= time.Duration(r.MaxLagNs).Seconds()*intended:
+			// A stall makes a catch-up burst of about lag·rate frames;
+			// when that many frames could account for all the loss, the
+			// loss may be the tester's burst rather than the DUT's.
 			reasons = append(reasons, fmt.Sprintf("stream %d: generator fell %.1f ms behind schedule and caught up with a burst of about %.0f frames, enough to explain the %d lost",
-				st.spec.ID, float64(r.MaxLagNs)/1e6, burst, r.Lost))
+				st.spec.ID, float64(r.MaxLagNs)/1e6, time.Duration(r.MaxLagNs).Seconds()*intended, r.Lost))
 		}
 		if r.KernelDrops > 0 {
-			reasons = append(reasons, fmt.Sprintf("port %s: receiver dropped %d frames in the kernel", e.ports[to].name, r.KernelDrops))
-		}
-	}
-	for i, n := range linkDrops {
-		if n > 0 {
-			reasons = append(reasons, fmt.Sprintf("port %s: interface %s dropped %d received frames before the engine's socket (rx_dropped)",
-				e.ports[i].name, e.ports[i].cfg.Interface, n))
+			reasons = append(reasons, fmt.Sprintf("port %s: the receiving side dropped %d frames in the kernel (socket %d, interface %s rx_dropped %d)",
+				e.ports[to].name, r.KernelDrops, kdrops[to], e.ports[to].cfg.Interface, linkDrops[to]))
 		}
 	}
 	// Calibrated ceiling: loss at or above what this tester can carry is
