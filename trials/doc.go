@@ -24,7 +24,7 @@
 // Ports. Each port has two AF_PACKET sockets opened inside its namespace on a
 // locked OS thread (internal/nsutil): a send socket with a TPACKET_V2 TX
 // ring and PACKET_QDISC_BYPASS, and a receive socket with a TPACKET_V2 RX ring
-// (65 536 slots of 256 bytes), a classic BPF filter (golang.org/x/net/bpf,
+// (16 384 slots of 256 bytes), a classic BPF filter (golang.org/x/net/bpf,
 // SO_ATTACH_FILTER) that keeps only ARP and the test frames of the current
 // run (signature marker and run id), truncated to 128 bytes, and
 // PACKET_IGNORE_OUTGOING. Result.Paths records what was used ("tx_ring" or

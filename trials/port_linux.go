@@ -22,7 +22,7 @@ import (
 // Ring geometry.
 const (
 	rxSlotSize = 256 // holds the tpacket header and rxSnapLen bytes
-	rxSlots    = 65536
+	rxSlots    = 16384
 	// A small TX ring stays in cache: 1024 slots (256 KiB for 64-byte
 	// frames) measured faster than 16384, and still hold four full-speed
 	// batches; jumbo frames get fewer slots (at most 4 MiB).
