@@ -75,7 +75,10 @@
 // below one already received; Duplicate counts extra copies, found with a
 // sliding bitmap of 65 536 sequence numbers per stream (memory is flat in
 // trial length); Late counts frames that arrived in the LateGrace after the
-// settle wait (they are lost). Latency goes into an HDR histogram (1 ns to
+// settle wait (they are lost). The settle wait ends Spec.Settle after the
+// last transmit stamp; frames the receiver handles before every transmitter
+// has finished are on time, so a Settle under about a millisecond may count
+// a frame or two of the last batch received rather than late. Latency goes into an HDR histogram (1 ns to
 // 100 s, 3 significant digits) plus exact min/max/mean, PDV, IPDV over
 // consecutive sequence numbers and RFC 3550 jitter. Nothing is stored per
 // frame.

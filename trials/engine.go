@@ -211,6 +211,24 @@ func ceilingFor(c map[int]float64, f int) float64 {
 	return b / float64(f)
 }
 
+// ceilingReasons says why a trial is tester-limited by the calibrated
+// ceiling: it showed loss while a port's intended load (fps, A then B) was at
+// or above the tester's ceiling for the frame size, less the tolerance.
+func ceilingReasons(ceiling map[int]float64, frameSize int, loads [2]float64, lossPercent, tol float64) []string {
+	c := ceilingFor(ceiling, frameSize)
+	if c <= 0 || lossPercent <= 0 {
+		return nil
+	}
+	var r []string
+	for i, load := range loads {
+		if load > 0 && load >= c*(1-tol) {
+			r = append(r, fmt.Sprintf("port %s: intended %.0f fps is at or above the tester's calibrated ceiling %.0f fps at %d bytes",
+				[]string{"A", "B"}[i], load, c, frameSize))
+		}
+	}
+	return r
+}
+
 // ErrNoAnswer is wrapped by learning errors when the DUT did not answer.
 var ErrNoAnswer = errors.New("no answer from the DUT")
 

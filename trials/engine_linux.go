@@ -338,17 +338,11 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 	}
 	// Calibrated ceiling: loss at or above what this tester can carry is
 	// the tester's.
-	if c := ceilingFor(e.cfg.CeilingFPS, spec.FrameSize); c > 0 {
-		for i, n := range perPort {
-			if n == 0 {
-				continue
-			}
-			if load := rate * float64(n); load >= c*(1-tol) && res.LossPercent() > 0 {
-				reasons = append(reasons, fmt.Sprintf("port %s: intended %.0f fps is at or above the tester's calibrated ceiling %.0f fps at %d bytes",
-					e.ports[i].name, load, c, spec.FrameSize))
-			}
-		}
+	var loads [2]float64
+	for i, n := range perPort {
+		loads[i] = rate * float64(n)
 	}
+	reasons = append(reasons, ceilingReasons(e.cfg.CeilingFPS, spec.FrameSize, loads, res.LossPercent(), tol)...)
 	if len(reasons) > 0 {
 		res.TesterLimited = true
 		res.TesterLimitReason = joinReasons(reasons)

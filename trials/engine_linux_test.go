@@ -219,9 +219,8 @@ func TestEngineSendtoPath(t *testing.T) {
 	}
 }
 
-// TestCalibrateAndCeiling: calibration on a loop gives a ceiling per size,
-// and an engine that knows it marks a lossy trial at or above the ceiling
-// tester-limited.
+// TestCalibrateAndCeiling: calibration on a loop gives a ceiling per size
+// (TestCeilingReasons covers how the engine uses it).
 func TestCalibrateAndCeiling(t *testing.T) {
 	st := labtest.New(t, lab.Config{Topology: lab.TopologyLoop})
 	pts, err := Calibrate(context.Background(), portsOf(st), []int{64, 1518}, 500*time.Millisecond)
@@ -233,20 +232,6 @@ func TestCalibrateAndCeiling(t *testing.T) {
 		if p.CeilingFPS <= 0 || p.CeilingFPS > p.OfferedFPS || p.Paths.TX != "tx_ring" {
 			t.Errorf("%d B: ceiling %.0f fps of %.0f offered via %q: want 0 < ceiling <= offered, tx_ring", p.FrameSize, p.CeilingFPS, p.OfferedFPS, p.Paths.TX)
 		}
-	}
-	cfg := portsOf(st)
-	// Pretend the tester tops out at 2000 fps at 64 B, and make the trial
-	// lossy: with no settle wait the last frame is always late.
-	cfg.CeilingFPS = map[int]float64{64: 2000}
-	e := openEngine(t, cfg)
-	spec := oneWay(64, 5000, 200*time.Millisecond)
-	spec.Settle = 0
-	r := runTrial(t, e, spec)
-	if r.Streams[0].Late == 0 {
-		t.Fatalf("no late frame with a zero settle wait: the last frame cannot arrive at the instant it is sent")
-	}
-	if !r.TesterLimited || !strings.Contains(r.TesterLimitReason, "ceiling") {
-		t.Errorf("lossy trial above the ceiling: tester-limited %v (%q), want flagged with the ceiling", r.TesterLimited, r.TesterLimitReason)
 	}
 	if got := CeilingMap(pts); len(got) != 2 || got[64] != pts[0].CeilingFPS {
 		t.Errorf("CeilingMap = %v", got)

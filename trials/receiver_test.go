@@ -244,3 +244,29 @@ func TestCeilingFor(t *testing.T) {
 		})
 	}
 }
+
+func TestCeilingReasons(t *testing.T) {
+	c := map[int]float64{64: 600000}
+	tests := []struct {
+		name  string
+		loads [2]float64
+		loss  float64
+		want  int
+	}{
+		{name: "below the ceiling", loads: [2]float64{500000, 0}, loss: 5},
+		{name: "at the ceiling, no loss", loads: [2]float64{600000, 0}},
+		{name: "at the ceiling with loss", loads: [2]float64{600000, 0}, loss: 0.1, want: 1},
+		{name: "within the tolerance", loads: [2]float64{595000, 0}, loss: 0.1, want: 1},
+		{name: "both ports", loads: [2]float64{700000, 700000}, loss: 1, want: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ceilingReasons(c, 64, tt.loads, tt.loss, 0.01); len(got) != tt.want {
+				t.Errorf("ceilingReasons = %q, want %d reasons", got, tt.want)
+			}
+		})
+	}
+	if got := ceilingReasons(nil, 64, [2]float64{1e9, 0}, 50, 0.01); got != nil {
+		t.Errorf("no calibration: %q, want none", got)
+	}
+}
