@@ -26,21 +26,25 @@
 // ring and PACKET_QDISC_BYPASS, and a receive socket with a TPACKET_V2 RX ring
 // (16 384 slots of 256 bytes), a classic BPF filter (golang.org/x/net/bpf,
 // SO_ATTACH_FILTER) that keeps only ARP and the test frames of the current
-// run (signature marker and run id), truncated to 128 bytes, and
+// run (signature marker and run id) and IPv6 neighbor solicitations and
+// advertisements, truncated to 128 bytes, and
 // PACKET_IGNORE_OUTGOING. Result.Paths records what was used ("tx_ring" or
 // "sendto", qdisc bypass, "rx_ring", "kernel-sw" timestamps).
 //
 // Learning and ARP. A goroutine per port reads its RX ring for the engine's
 // whole life: it answers the DUT's ARP requests for the tester's address on
-// that port (the DUT asks before forwarding to it, and the address need not
+// that port, and its neighbor solicitations for the IPv6 one (the DUT asks
+// before forwarding to it, and the address need not
 // be configured on the port's kernel) and learns the DUT's MAC from its ARP.
 // Open resolves the DUT's MAC on both sides (Config.ResolveTimeout); a trial
 // with Spec.Learning > 0 sends ARP requests to the DUT on both sides
 // (RFC 2544 §23 learning frames: they also teach the DUT the tester's
 // addresses) and then waits Spec.Learning. A DUT that does not answer is an
 // error naming the port, the address and the time waited (ErrNoAnswer).
-// IPv6 neighbor discovery is not implemented yet (issue 6): IPv6 trials
-// return an error; the resolver sits beside ARP in the port.
+// IPv6 works alike with neighbor discovery (RFC 4861): the engine joins the
+// solicited-node group of each port's Addr6, answers the DUT's neighbor
+// solicitations for it, and solicits Gateway6 at the first IPv6 trial (and
+// at every IPv6 trial with learning).
 //
 // By default the tester uses, on each port, an emulated MAC derived from the
 // interface's (02:25:44 plus its last three bytes), as hardware testers

@@ -24,8 +24,9 @@ type PortConfig struct {
 	// Gateway is the DUT's IPv4 address on this side (the next hop);
 	// its MAC is learned by ARP. Required for IPv4 trials.
 	Gateway netip.Addr `json:"gateway"`
-	// Addr6 and Gateway6 are the same for IPv6 (neighbor discovery is not
-	// implemented yet: IPv6 trials return an error).
+	// Addr6 and Gateway6 are the same for IPv6 (learned by neighbor
+	// discovery at the first IPv6 trial); both or neither. Needed only for
+	// IPv6 trials.
 	Addr6    netip.Prefix `json:"addr6,omitzero"`
 	Gateway6 netip.Addr   `json:"gateway6,omitzero"`
 	// TesterMAC is the Ethernet address the engine uses on this port for
@@ -180,8 +181,14 @@ func (p PortConfig) validate(name string, anyDst bool) error {
 		return fmt.Errorf("port %s addresses %v via %v: outside the benchmark range %v (RFC 6815): use test addresses, or set allow_any_destination if this network is yours to load",
 			name, p.Addr.Addr(), p.Gateway, benchNet4)
 	}
-	if p.Addr6.IsValid() && !anyDst && !benchNet6.Contains(p.Addr6.Addr()) {
-		return fmt.Errorf("port %s addr6 %v: outside the benchmark range %v (RFC 6815)", name, p.Addr6, benchNet6)
+	if p.Addr6.IsValid() != p.Gateway6.IsValid() {
+		return fmt.Errorf("port %s addr6 %v and gateway6 %v: give both (IPv6 trials) or neither", name, p.Addr6, p.Gateway6)
+	}
+	if p.Addr6.IsValid() && (!p.Addr6.Addr().Is6() || p.Addr6.Addr().Is4In6() || !p.Gateway6.Is6()) {
+		return fmt.Errorf("port %s addr6 %v via %v: want IPv6 addresses, e.g. 2001:2:0:1::2/64 via 2001:2:0:1::1", name, p.Addr6, p.Gateway6)
+	}
+	if p.Addr6.IsValid() && !anyDst && (!benchNet6.Contains(p.Addr6.Addr()) || !benchNet6.Contains(p.Gateway6)) {
+		return fmt.Errorf("port %s addr6 %v via %v: outside the benchmark range %v (RFC 6815)", name, p.Addr6, p.Gateway6, benchNet6)
 	}
 	return nil
 }

@@ -25,8 +25,10 @@ type Engine struct {
 	ports [2]*port // A, B
 	mu    sync.Mutex
 	runID uint8
-	// macs are the DUT's MACs on the A and B sides, learned at Open.
+	// macs are the DUT's MACs on the A and B sides, learned at Open;
+	// macs6 the same for IPv6, learned at the first IPv6 trial.
 	macs   [2][6]byte
+	macs6  [2][6]byte
 	closed bool
 }
 
@@ -141,15 +143,19 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 	if e.closed {
 		return res, errors.New("engine is closed")
 	}
-	if spec.IPv6 {
-		return res, errors.New("trial ipv6: IPv6 neighbor discovery is not implemented yet in the raw transport (issue 6); run IPv4 trials")
-	}
 	proto := framing.IPv4UDP
-	for i, p := range e.ports {
+	if spec.IPv6 {
+		proto = framing.IPv6UDP
+		for _, p := range e.ports {
+			if !p.cfg.Addr6.IsValid() || !p.cfg.Gateway6.IsValid() {
+				return res, fmt.Errorf("trial ipv6: %s has no addr6 and gateway6: configure the port's IPv6 address and the DUT's", p.where())
+			}
+		}
+	}
+	for _, p := range e.ports {
 		if err := framing.ValidateFrameSize(spec.FrameSize, proto, false, p.mtu); err != nil {
 			return res, fmt.Errorf("trial frame_size on %s (MTU %d): %w", p.where(), p.mtu, err)
 		}
-		_ = i
 	}
 	// Rate cap, per sending port.
 	var perPort [2]int
@@ -164,12 +170,18 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 		}
 	}
 
-	// Learning (RFC 2544 §23): learning frames, then the wait.
-	if spec.Learning > 0 {
+	// Learning (RFC 2544 §23): learning frames (ARP, or neighbor
+	// solicitations for IPv6), then the wait. IPv6 neighbors are resolved
+	// at the first IPv6 trial even without learning.
+	if spec.Learning > 0 || spec.IPv6 {
 		errs := make([]error, 2)
 		var wg sync.WaitGroup
 		for i, p := range e.ports {
-			wg.Go(func() { e.macs[i], errs[i] = p.resolve(e.cfg.ResolveTimeout, true) })
+			if spec.IPv6 {
+				wg.Go(func() { e.macs6[i], errs[i] = p.resolve6(e.cfg.ResolveTimeout, spec.Learning > 0) })
+			} else {
+				wg.Go(func() { e.macs[i], errs[i] = p.resolve(e.cfg.ResolveTimeout, true) })
+			}
 		}
 		wg.Wait()
 		if err := errors.Join(errs...); err != nil {
@@ -194,11 +206,15 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 		from, to := sender(s.Direction), 1-sender(s.Direction)
 		flows := max(s.Flows, 1)
 		for f := 0; f < flows; f++ {
+			dmac, src, dst := e.macs[from], e.ports[from].cfg.Addr.Addr(), e.ports[to].cfg.Addr.Addr()
+			if spec.IPv6 {
+				dmac, src, dst = e.macs6[from], e.ports[from].cfg.Addr6.Addr(), e.ports[to].cfg.Addr6.Addr()
+			}
 			tpl, err := framing.NewTemplate(framing.TemplateConfig{
 				SrcMAC:    macOf(e.ports[from].mac),
-				DstMAC:    macOf(e.macs[from]),
-				SrcIP:     e.ports[from].cfg.Addr.Addr(),
-				DstIP:     e.ports[to].cfg.Addr.Addr(),
+				DstMAC:    macOf(dmac),
+				SrcIP:     src,
+				DstIP:     dst,
 				SrcPort:   framing.DefaultSrcPort + uint16(f),
 				DstPort:   framing.DefaultDstPort,
 				FrameSize: spec.FrameSize,

@@ -190,7 +190,7 @@ func TestRunValidates(t *testing.T) {
 		{name: "above the safety cap", spec: oneWay(64, 5000, time.Second), want: "max_rate_fps"},
 		{name: "frame too small", spec: oneWay(60, 100, time.Second), want: "frame_size"},
 		{name: "frame above the MTU", spec: oneWay(9000, 100, time.Second), want: "frame_size"},
-		{name: "ipv6 not yet", spec: func() Spec { s := oneWay(84, 100, time.Second); s.IPv6 = true; return s }(), want: "IPv6"},
+		{name: "ipv6 frame too small", spec: func() Spec { s := oneWay(64, 100, time.Second); s.IPv6 = true; return s }(), want: "frame_size"},
 		{name: "no streams", spec: Spec{FrameSize: 64, RateFPS: 1, Duration: time.Second}, want: "streams"},
 	}
 	for _, tt := range tests {
@@ -235,5 +235,32 @@ func TestCalibrateAndCeiling(t *testing.T) {
 	}
 	if got := CeilingMap(pts); len(got) != 2 || got[64] != pts[0].CeilingFPS {
 		t.Errorf("CeilingMap = %v", got)
+	}
+}
+
+// TestEngineIPv6: IPv6 trials through the kernel DUT, neighbors learned by
+// ND; the engine answers the DUT's solicitations for B's address even when
+// B's kernel does not have it.
+func TestEngineIPv6(t *testing.T) {
+	st := labtest.New(t, lab.Config{})
+	if out, err := exec.Command("ip", "-n", st.B.Namespace, "-6", "addr", "flush", "dev", st.B.Interface).CombinedOutput(); err != nil {
+		t.Fatalf("remove B's IPv6 address from its kernel: %v %s", err, out)
+	}
+	e := openEngine(t, portsOf(st))
+	spec := Spec{FrameSize: 84, IPv6: true, Streams: []Stream{{ID: 1, Direction: AtoB}, {ID: 2, Direction: BtoA}},
+		RateFPS: 5000, Duration: 500 * time.Millisecond, Settle: 300 * time.Millisecond}
+	runTrial(t, e, spec) // resolves the DUT on both sides (and teaches it ours)
+	// Make the DUT forget, so it must solicit B's address during the trial.
+	if out, err := exec.Command("ip", "-n", st.DUTNamespace, "-6", "neigh", "flush", "all").CombinedOutput(); err != nil {
+		t.Fatalf("flush DUT neighbours: %v %s", err, out)
+	}
+	r := runTrial(t, e, spec)
+	for _, s := range r.Streams {
+		if s.Sent != 2500 || s.Received != 2500 {
+			t.Errorf("stream %d: sent %d received %d, want 2500 each", s.ID, s.Sent, s.Received)
+		}
+	}
+	if n := e.ports[1].ndAnswered.Load(); n == 0 {
+		t.Errorf("engine answered no neighbor solicitation on B")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"runtime"
 	"sync"
@@ -56,14 +57,19 @@ type port struct {
 	rxRing    *afpacket.Ring
 	rxHead    int
 
-	sendMu  sync.Mutex // guards rx.Send (ARP frames) from several goroutines
-	sendBuf [arpFrameLen]byte
+	sendMu  sync.Mutex // guards rx.Send (ARP, ND frames) from several goroutines
+	sendBuf [ndFrameLen]byte
 
 	// Gateway resolution.
 	gwMu    sync.Mutex
 	gwMAC   [6]byte
 	gwKnown bool
 	gwSeen  chan struct{} // closed and replaced on every reply from the gateway
+	// The same for IPv6 (neighbor discovery).
+	gw6MAC     [6]byte
+	gw6Known   bool
+	gw6Seen    chan struct{}
+	ndAnswered atomic.Uint64
 
 	// trialMu is held by the receive loop while it processes a batch; the
 	// engine holds it to attach and detach a trial.
@@ -92,7 +98,8 @@ func (p *port) where() string {
 
 // openPort opens the sockets of one port inside its namespace.
 func openPort(name string, cfg PortConfig, c Config, txOnly bool) (*port, error) {
-	p := &port{name: name, cfg: cfg, gwSeen: make(chan struct{}), done: make(chan struct{}), rxCPU: c.RxCPU - 1}
+	p := &port{name: name, cfg: cfg, gwSeen: make(chan struct{}), gw6Seen: make(chan struct{}), done: make(chan struct{}),
+		rxCPU: c.RxCPU - 1}
 	err := nsutil.Do(cfg.Namespace, func() error {
 		ifi, err := net.InterfaceByName(cfg.Interface)
 		if err != nil {
@@ -181,6 +188,13 @@ func (p *port) setup(c Config) error {
 	if p.mac != p.hwMAC {
 		if err := p.rx.AddUnicast(p.mac); err != nil {
 			return fmt.Errorf("accept frames for the tester's MAC %v: %w", macOf(p.mac), err)
+		}
+	}
+	if a := p.cfg.Addr6; a.IsValid() {
+		// Neighbor solicitations for the tester's IPv6 address.
+		g := multicastMAC(solicitedNode(a.Addr()))
+		if err := p.rx.AddMulticast(g); err != nil {
+			return fmt.Errorf("join the solicited-node group of %v: %w", a.Addr(), err)
 		}
 	}
 	if err := p.rx.EnableSoftwareTimestamps(); err != nil {
@@ -319,6 +333,82 @@ func (p *port) handleARP(f []byte) {
 	}
 }
 
+// sendND sends a neighbor solicitation or advertisement.
+func (p *port) sendND(typ uint8, target, dst netip.Addr, dstMAC [6]byte) error {
+	p.sendMu.Lock()
+	defer p.sendMu.Unlock()
+	n := putND(p.sendBuf[:], typ, p.mac, p.cfg.Addr6.Addr(), target, dst, dstMAC)
+	return p.rx.Send(p.sendBuf[:n])
+}
+
+// handleND answers solicitations for the port's IPv6 address and learns the
+// gateway's MAC from its advertisements and solicitations.
+func (p *port) handleND(f []byte) {
+	a, ok := parseND(f)
+	if !ok || !p.cfg.Addr6.IsValid() {
+		return
+	}
+	if a.Src == p.cfg.Gateway6 && (a.Type == ndSolicit || a.Target == p.cfg.Gateway6) {
+		mac := a.EthSrc
+		if a.HasLL {
+			mac = a.LL
+		}
+		if mac[0]&1 == 0 {
+			p.gwMu.Lock()
+			p.gw6MAC, p.gw6Known = mac, true
+			close(p.gw6Seen)
+			p.gw6Seen = make(chan struct{})
+			p.gwMu.Unlock()
+		}
+	}
+	if a.Type == ndSolicit && a.Target == p.cfg.Addr6.Addr() && !a.Src.IsUnspecified() {
+		dst := a.EthSrc
+		if a.HasLL {
+			dst = a.LL
+		}
+		_ = p.sendND(ndAdvert, p.cfg.Addr6.Addr(), a.Src, dst)
+		p.ndAnswered.Add(1)
+	}
+}
+
+// resolve6 learns the IPv6 gateway's MAC by neighbor discovery, like
+// resolve does by ARP.
+func (p *port) resolve6(timeout time.Duration, force bool) ([6]byte, error) {
+	if !p.cfg.Addr6.IsValid() || !p.cfg.Gateway6.IsValid() {
+		return [6]byte{}, fmt.Errorf("%s: IPv6 trial without addr6 and gateway6: give the port's IPv6 address and the DUT's", p.where())
+	}
+	p.gwMu.Lock()
+	if p.gw6Known && !force {
+		m := p.gw6MAC
+		p.gwMu.Unlock()
+		return m, nil
+	}
+	p.gwMu.Unlock()
+	deadline := time.Now().Add(timeout)
+	tries := 0
+	for time.Now().Before(deadline) {
+		p.gwMu.Lock()
+		seen := p.gw6Seen
+		p.gwMu.Unlock()
+		if err := p.sendND(ndSolicit, p.cfg.Gateway6, netip.Addr{}, [6]byte{}); err != nil {
+			return [6]byte{}, fmt.Errorf("%s: send neighbor solicitation for %v: %w", p.where(), p.cfg.Gateway6, err)
+		}
+		tries++
+		t := time.NewTimer(min(200*time.Millisecond, time.Until(deadline)))
+		select {
+		case <-seen:
+			t.Stop()
+			p.gwMu.Lock()
+			m := p.gw6MAC
+			p.gwMu.Unlock()
+			return m, nil
+		case <-t.C:
+		}
+	}
+	return [6]byte{}, fmt.Errorf("%s: %w: no neighbor advertisement from %v for %v (%d solicitations from %v): check the DUT's IPv6 address on this side and its link",
+		p.where(), ErrNoAnswer, p.cfg.Gateway6, timeout, tries, p.cfg.Addr6.Addr())
+}
+
 // receiveLoop reads the RX ring until stop: ARP is handled, test frames are
 // counted into the attached trial.
 func (p *port) receiveLoop() {
@@ -355,6 +445,8 @@ func (p *port) receiveLoop() {
 			if len(data) >= 14 {
 				if data[12] == 0x08 && data[13] == 0x06 {
 					p.handleARP(data)
+				} else if data[12] == 0x86 && data[13] == 0xdd && len(data) > 20 && data[20] == ipProtoICMPv6 {
+					p.handleND(data)
 				} else if t != nil {
 					t.frame(data, origLen, ts)
 				}

@@ -184,6 +184,17 @@ func TestReceiveFilter(t *testing.T) {
 	notSig[framing.UDPPayloadOffset(framing.IPv4UDP, false)] = 0
 	tcp := append([]byte{}, run5...)
 	tcp[23] = 6
+	ns := make([]byte, ndFrameLen)
+	putND(ns, ndSolicit, [6]byte{2, 0, 0, 0, 0, 1}, netip.MustParseAddr("2001:2:0:1::1"), netip.MustParseAddr("2001:2:0:1::2"),
+		netip.Addr{}, [6]byte{})
+	tpl6, err := framing.NewTemplate(framing.TemplateConfig{
+		SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 2},
+		SrcIP: netip.MustParseAddr("2001:2:0:1::2"), DstIP: netip.MustParseAddr("2001:2:0:8001::2"), FrameSize: 84})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v6 := make([]byte, tpl6.Len())
+	tpl6.WriteFrame(v6, framing.Signature{RunID: 5, StreamID: 1})
 	tests := []struct {
 		name  string
 		runID uint8
@@ -198,6 +209,10 @@ func TestReceiveFilter(t *testing.T) {
 		{name: "big frame of this run", runID: 6, frame: run6, want: rxSnapLen},
 		{name: "no marker", runID: 5, frame: notSig, want: 0},
 		{name: "not udp", runID: 5, frame: tcp, want: 0},
+		{name: "neighbor solicitation while idle", runID: 0, frame: ns, want: rxSnapLen},
+		{name: "ipv6 test frame", runID: 5, frame: v6, want: rxSnapLen},
+		{name: "ipv6 test frame while idle", runID: 0, frame: v6, want: 0},
+		{name: "ipv6 test frame of another run", runID: 4, frame: v6, want: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -323,3 +323,15 @@ func (s *Socket) AddUnicast(mac [6]byte) error {
 	}
 	return nil
 }
+
+// AddMulticast adds the multicast group mac to the interface's filter for
+// as long as the socket is open (PACKET_MR_MULTICAST), e.g. an IPv6
+// solicited-node group.
+func (s *Socket) AddMulticast(mac [6]byte) error {
+	mr := unix.PacketMreq{Ifindex: int32(s.ifindex), Type: unix.PACKET_MR_MULTICAST, Alen: 6}
+	copy(mr.Address[:], mac[:])
+	if err := unix.SetsockoptPacketMreq(s.fd, unix.SOL_PACKET, unix.PACKET_ADD_MEMBERSHIP, &mr); err != nil {
+		return os.NewSyscallError("setsockopt PACKET_ADD_MEMBERSHIP", err)
+	}
+	return nil
+}
