@@ -135,7 +135,11 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (Result, error) {
 // calibration).
 func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, error) {
 	res := Result{Spec: spec}
-	if err := spec.Validate(); err != nil && !(unpaced && spec.RateFPS == 0 && spec.Duration > 0) {
+	check := spec
+	if unpaced && check.RateFPS == 0 {
+		check.RateFPS = 1 // a timed trial at full speed: rate 0 is allowed here
+	}
+	if err := check.Validate(); err != nil {
 		return res, err
 	}
 	e.mu.Lock()

@@ -31,6 +31,12 @@ type streamState struct {
 	// Receive side.
 	received, reordered, duplicate, late, badLen uint64
 	win                                          seqWindow
+	// flowTop is, per flow of a multi-flow stream, the highest sequence
+	// number received + 1: frame n belongs to flow n mod Flows (both
+	// transmitters cycle the flows frame by frame), and reordering is
+	// judged within its flow, since a multi-queue DUT need not keep the
+	// order between flows. Nil for a single flow.
+	flowTop []uint64
 	lat                                          *latencyRecorder
 	taggedNs                                     int64
 }
@@ -38,6 +44,9 @@ type streamState struct {
 func newStreamState(s Stream) *streamState {
 	st := &streamState{spec: s, lat: newLatencyRecorder(), taggedNs: -1}
 	st.win.reset()
+	if s.Flows > 1 {
+		st.flowTop = make([]uint64, s.Flows)
+	}
 	st.tagSeq.Store(math.MaxUint64)
 	return st
 }
@@ -112,7 +121,15 @@ func (t *rxTrial) frame(data []byte, origLen int, tsNs int64) {
 	if !ok {
 		return
 	}
-	sig, err := framing.DecodeSignature(data[off:])
+	t.count(data[off:], origLen == t.frameLen || origLen == t.frameLen-framing.VLANTagLen, tsNs)
+}
+
+// count counts one received UDP payload that may start with a signature:
+// sizeOK says whether the frame (or datagram) had the trial's size, tsNs is
+// its kernel receive time (Unix ns). The raw receiver calls it through
+// frame, the UDP receiver with each datagram. It does not allocate.
+func (t *rxTrial) count(payload []byte, sizeOK bool, tsNs int64) {
+	sig, err := framing.DecodeSignature(payload)
 	if err != nil || sig.RunID != t.runID {
 		return
 	}
@@ -121,7 +138,7 @@ func (t *rxTrial) frame(data []byte, origLen int, tsNs int64) {
 		t.foreign++
 		return
 	}
-	if origLen != t.frameLen && origLen != t.frameLen-framing.VLANTagLen {
+	if !sizeOK {
 		// A frame of the wrong size (RFC 2544 §10: check lengths) is
 		// not a valid test frame; it counts as lost.
 		s.badLen++
@@ -137,6 +154,11 @@ func (t *rxTrial) frame(data []byte, origLen int, tsNs int64) {
 		return
 	}
 	s.received++
+	if s.flowTop != nil {
+		top := &s.flowTop[sig.Seq%uint64(len(s.flowTop))]
+		reordered = sig.Seq < *top
+		*top = max(*top, sig.Seq+1)
+	}
 	if reordered {
 		s.reordered++
 	}
