@@ -36,9 +36,9 @@ type streamState struct {
 	// transmitters cycle the flows frame by frame), and reordering is
 	// judged within its flow, since a multi-queue DUT need not keep the
 	// order between flows. Nil for a single flow.
-	flowTop []uint64
-	lat                                          *latencyRecorder
-	taggedNs                                     int64
+	flowTop  []uint64
+	lat      *latencyRecorder
+	taggedNs int64
 }
 
 func newStreamState(s Stream) *streamState {
