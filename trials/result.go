@@ -154,3 +154,35 @@ func (r Result) Passed(tolerancePercent float64) bool {
 	}
 	return true
 }
+
+// ReceivedFPS is the rate at which the stream's frames got through, in frames
+// per second: OfferedFPS × Received / Sent. Through a DUT that forwards less
+// than it is offered it is the DUT's forwarding rate for this stream; zero
+// when nothing was sent.
+func (s StreamResult) ReceivedFPS() float64 {
+	if s.Sent == 0 {
+		return 0
+	}
+	return s.OfferedFPS * float64(s.Received) / float64(s.Sent)
+}
+
+// Direction sums the streams of one direction (as Totals does for all), so
+// a bidirectional trial (RFC 2544 §14) reports each direction's own
+// offered and received rates; ok is false when no stream goes that way.
+func (r Result) Direction(d Direction) (s StreamResult, ok bool) {
+	sub := Result{}
+	for _, st := range r.Streams {
+		if st.Direction == d {
+			sub.Streams = append(sub.Streams, st)
+		}
+	}
+	if len(sub.Streams) == 0 {
+		return StreamResult{}, false
+	}
+	s = sub.Totals()
+	s.Direction = d
+	if len(sub.Streams) == 1 {
+		s.ID = sub.Streams[0].ID
+	}
+	return s, true
+}

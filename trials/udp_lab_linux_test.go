@@ -1,0 +1,192 @@
+//go:build linux
+
+package trials_test
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/lab/labtest"
+	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/trials"
+)
+
+// labTesters opens both transports on a lab: the UDP engine (kernel sockets
+// in the tester namespaces) and the raw engine using the interfaces' own
+// MACs, so the DUT's neighbor entries suit both. Sending threads stay off
+// the DUT's CPUs.
+func labTesters(t *testing.T, st *lab.State) (udp *trials.UDPEngine, raw *trials.Engine) {
+	t.Helper()
+	txCPU := 0
+	for c := range 64 {
+		if !slices.Contains(st.DUTCPUs, c) {
+			txCPU = c + 1
+			break
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	u, err := trials.OpenUDP(ctx, trials.UDPConfig{
+		A:       trials.UDPPortConfig{Namespace: st.A.Namespace, Addr: st.A.IPv4.Addr(), Addr6: st.A.IPv6.Addr()},
+		B:       trials.UDPPortConfig{Namespace: st.B.Namespace, Addr: st.B.IPv4.Addr(), Addr6: st.B.IPv6.Addr()},
+		PathMTU: min(st.A.MTU, st.B.MTU),
+		TxCPU:   txCPU,
+	})
+	if err != nil {
+		t.Fatalf("OpenUDP: %v", err)
+	}
+	t.Cleanup(func() { u.Close() })
+	pc := func(p lab.Port) trials.PortConfig {
+		return trials.PortConfig{Namespace: p.Namespace, Interface: p.Interface, Addr: p.IPv4, Gateway: p.GatewayV4, Addr6: p.IPv6, Gateway6: p.GatewayV6}
+	}
+	e, err := trials.Open(ctx, trials.Config{A: pc(st.A), B: pc(st.B), UseInterfaceMAC: true, TxCPU: txCPU})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return u, e
+}
+
+func logResult(t *testing.T, name string, r trials.Result) {
+	t.Helper()
+	for _, s := range r.Streams {
+		t.Logf("%s stream %d %v: intended %.0f offered %.0f received %.0f fps, sent %d rcvd %d lost %d reord %d kdrops %d, latency p50 %d ns",
+			name, s.ID, s.Direction, s.IntendedFPS, s.OfferedFPS, s.ReceivedFPS(), s.Sent, s.Received, s.Lost, s.Reordered, s.KernelDrops, s.Latency.P50Ns)
+	}
+	if r.TesterLimited {
+		t.Logf("%s tester-limited: %s", name, r.TesterLimitReason)
+	}
+}
+
+// TestUDPMatchesRawShaped: rfc2544's throughput search through a DUT shaped
+// to R = 50 Mbit/s finds the same rate, within 2 %, with the UDP transport
+// as with the raw one, and both are within −3 % … +1 % of R.
+func TestUDPMatchesRawShaped(t *testing.T) {
+	const rateBps, size = 50e6, 512
+	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: rateBps, BurstBytes: 3100, LimitPackets: 50}})
+	udp, raw := labTesters(t, st)
+	want := rateBps / (float64(size-4) * 8)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	found := map[string]float64{}
+	for _, tc := range []struct {
+		name   string
+		tester rfc2544.Tester
+	}{{"udp", udp}, {"raw", raw}} {
+		r := &rfc2544.Runner{Tester: tc.tester, Plan: rfc2544.Plan{
+			Profile: rfc2544.ProfileQuick, Tests: []rfc2544.Test{rfc2544.TestThroughput}, FrameSizes: []int{size},
+			LinkBps: 100e6, NoProbe: true,
+			Trial:      rfc2544.TrialConfig{Duration: rfc2544.Duration(time.Second), Settle: rfc2544.Duration(200 * time.Millisecond)},
+			Throughput: rfc2544.ThroughputConfig{ResolutionPercent: 0.25, InitialPercent: 60, MinPercent: 40, MaxPercent: 60, StartPercent: 40},
+		}}
+		res, err := r.Throughput(ctx, size)
+		if err != nil {
+			t.Fatalf("%s throughput: %v", tc.name, err)
+		}
+		for _, tr := range res.Trials {
+			t.Logf("%s trial %d: intended %.0f offered %.0f fps loss %.3f%% %v %s", tc.name, tr.Step, tr.IntendedFPS, tr.OfferedFPS, tr.LossPercent, tr.Outcome, tr.TesterLimitReason)
+		}
+		t.Logf("%s: throughput %.0f fps = %.2f%% of R (%.0f fps)", tc.name, res.FPS, 100*res.FPS/want, want)
+		if !res.Found || res.FPS < 0.97*want || res.FPS > 1.01*want {
+			t.Errorf("%s: throughput %.0f fps, want %.0f … %.0f", tc.name, res.FPS, 0.97*want, 1.01*want)
+		}
+		found[tc.name] = res.FPS
+	}
+	if d := math.Abs(found["udp"]-found["raw"]) / found["raw"]; d > 0.02 {
+		t.Errorf("udp %.0f fps vs raw %.0f fps: %.2f%% apart, want within 2%%", found["udp"], found["raw"], 100*d)
+	} else {
+		t.Logf("udp %.0f fps vs raw %.0f fps: %.2f%% apart", found["udp"], found["raw"], 100*d)
+	}
+}
+
+// TestBidirectionalAsymmetric: through a DUT shaped to 40 Mbit/s A->B and
+// 20 Mbit/s B->A, both transports' bidirectional trials (RFC 2544 §14)
+// report each direction's own rate: at 95 % of the slower direction both
+// directions pass; at 95 % of the faster one A->B still passes, B->A gets
+// through at its own shaped rate (within 3 %), and the trial fails.
+func TestBidirectionalAsymmetric(t *testing.T) {
+	const ab, ba, size = 40e6, 20e6, 512
+	st := labtest.New(t, lab.Config{
+		AtoB: lab.Shaping{RateBps: ab, BurstBytes: 3100, LimitPackets: 50},
+		BtoA: lab.Shaping{RateBps: ba, BurstBytes: 3100, LimitPackets: 50},
+	})
+	udp, raw := labTesters(t, st)
+	fps := func(bps float64) float64 { return bps / (float64(size-4) * 8) }
+	bidir := []trials.Stream{{ID: 1, Direction: trials.AtoB}, {ID: 2, Direction: trials.BtoA}}
+	for _, tc := range []struct {
+		name   string
+		tester rfc2544.Tester
+	}{{"udp", udp}, {"raw", raw}} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := func(rate float64) trials.Result {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				r, err := tc.tester.Run(ctx, trials.Spec{FrameSize: size, Streams: bidir, RateFPS: rate, Duration: time.Second, Settle: 200 * time.Millisecond})
+				if err != nil {
+					t.Fatalf("Run: %v", err)
+				}
+				logResult(t, tc.name, r)
+				return r
+			}
+			slow := run(0.95 * fps(ba))
+			if !slow.Passed(0) {
+				t.Errorf("at 95%% of B->A's rate: trial failed, want both directions to pass")
+			}
+			fast := run(0.95 * fps(ab))
+			if fast.Passed(0) || fast.TesterLimited {
+				t.Errorf("at 95%% of A->B's rate: passed %v tester-limited %v (%s), want a failed trial", fast.Passed(0), fast.TesterLimited, fast.TesterLimitReason)
+			}
+			a, _ := fast.Direction(trials.AtoB)
+			b, _ := fast.Direction(trials.BtoA)
+			if a.Lost != 0 {
+				t.Errorf("A->B lost %d frames below its shaped rate", a.Lost)
+			}
+			if got, want := b.ReceivedFPS(), fps(ba); math.Abs(got-want)/want > 0.03 {
+				t.Errorf("B->A received %.0f fps, want its shaped rate %.0f fps within 3%%", got, want)
+			}
+			t.Logf("A->B offered %.0f received %.0f fps; B->A offered %.0f received %.0f fps (shaped %.0f)", a.OfferedFPS, a.ReceivedFPS(), b.OfferedFPS, b.ReceivedFPS(), fps(ba))
+		})
+	}
+}
+
+// TestLabIPv6 runs IPv6 trials (RFC 5180) through the router lab on both
+// transports: the 84-byte minimum and 1518 bytes, bidirectional, two
+// flows per stream, nothing lost at a modest rate.
+func TestLabIPv6(t *testing.T) {
+	st := labtest.New(t, lab.Config{})
+	udp, raw := labTesters(t, st)
+	for _, tc := range []struct {
+		name   string
+		tester rfc2544.Tester
+	}{{"udp", udp}, {"raw", raw}} {
+		for _, size := range []int{84, 1518} {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			r, err := tc.tester.Run(ctx, trials.Spec{FrameSize: size, IPv6: true, Streams: []trials.Stream{{ID: 1, Direction: trials.AtoB, Flows: 2}, {ID: 2, Direction: trials.BtoA, Flows: 2}},
+				RateFPS: 5000, Duration: 500 * time.Millisecond, Settle: 200 * time.Millisecond})
+			cancel()
+			if err != nil {
+				t.Fatalf("%s %d B: %v", tc.name, size, err)
+			}
+			logResult(t, tc.name, r)
+			if !r.Passed(0) {
+				t.Errorf("%s IPv6 %d B: did not pass at 0%% loss", tc.name, size)
+			}
+			for _, s := range r.Streams {
+				if s.Sent != 2500 || s.Received != 2500 {
+					t.Errorf("%s IPv6 %d B stream %d: sent %d received %d, want 2500 both", tc.name, size, s.ID, s.Sent, s.Received)
+				}
+			}
+		}
+		// Below the IPv6 minimum: a clear error, no traffic.
+		_, err := tc.tester.Run(context.Background(), trials.Spec{FrameSize: 64, IPv6: true, Streams: []trials.Stream{{ID: 1, Direction: trials.AtoB}}, RateFPS: 10, Duration: time.Millisecond})
+		if err == nil {
+			t.Errorf("%s: 64-byte IPv6 trial accepted, want an error naming the 84-byte minimum", tc.name)
+		} else {
+			t.Logf("%s: %v", tc.name, err)
+		}
+	}
+}
