@@ -23,7 +23,9 @@
 //
 // Ports. Each port has two AF_PACKET sockets opened inside its namespace on a
 // locked OS thread (internal/nsutil): a send socket with a TPACKET_V2 TX
-// ring and PACKET_QDISC_BYPASS, and a receive socket with a TPACKET_V2 RX ring
+// ring and PACKET_QDISC_BYPASS (except on a port without a qdisc, such as a
+// veth, where the qdisc path is a direct transmit and measured faster), and a
+// receive socket with a TPACKET_V2 RX ring
 // (16 384 slots of 256 bytes), a classic BPF filter (golang.org/x/net/bpf,
 // SO_ATTACH_FILTER) that keeps only ARP and the test frames of the current
 // run (signature marker and run id) and IPv6 neighbor solicitations and
