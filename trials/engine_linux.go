@@ -96,7 +96,11 @@ func (e *Engine) pathsLocked() Paths {
 }
 
 // DUTMAC returns the DUT's MAC learned on port A (0) or B (1).
-func (e *Engine) DUTMAC(side int) string { return macOf(e.macs[side]).String() }
+func (e *Engine) DUTMAC(side int) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return macOf(e.macs[side]).String()
+}
 
 // ARPAnswered reports how many ARP requests for the tester's own addresses
 // the engine has answered on ports A and B.
