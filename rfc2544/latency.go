@@ -59,6 +59,12 @@ func (r *Runner) latency(ctx context.Context, p Plan, size int, tput ThroughputR
 		}
 		if out.Repetitions == 0 && rec.Result.Paths.Timestamps != "" {
 			out.Definition = fmt.Sprintf("%s, %s timestamps", LatencyDefinition, rec.Result.Paths.Timestamps)
+			switch rec.Result.Paths.Latency {
+			case "round-trip":
+				out.Definition += ", round trip (frames reflected by the remote agent)"
+			case "one-way":
+				out.Definition += ", one way across hosts (clocks declared synchronized)"
+			}
 		}
 		out.Trials = append(out.Trials, rec)
 		out.Repetitions++

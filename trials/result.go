@@ -36,6 +36,12 @@ type Paths struct {
 	// Timestamps is the receive timestamp source, e.g. "kernel-sw",
 	// "hardware", "user" (a clock read after receive), "sim".
 	Timestamps string `json:"timestamps,omitempty"`
+	// Latency is how latency crossed hosts in a two-host trial (package
+	// trials/agent): "round-trip" (frames reflected by the far host and
+	// timed by the sender's clock: round-trip times) or "one-way"
+	// (clocks declared synchronized). Empty for single-host trials, whose
+	// latency is one way on one clock.
+	Latency string `json:"latency,omitempty"`
 }
 
 // StreamResult is the count and timing of one stream.

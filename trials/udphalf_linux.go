@@ -1,0 +1,386 @@
+//go:build linux
+
+package trials
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/rfc2544/rfc2544/framing"
+	"golang.org/x/sys/unix"
+)
+
+// UDPReceive is one running receive half: a UDP socket counting some
+// streams of one trial (and reflecting their frames, for round-trip
+// latency), until Stop.
+type UDPReceive struct {
+	r       *udpReceiver
+	names   [][unix.SizeofSockaddrInet6]byte
+	from    netip.Addr
+	t       *rxTrial
+	streams []*streamState
+	rtt     []*streamState // reflected copies of streams this port sent
+	rttTx   []*streamState // the sending states of rtt (tagged frame)
+	spec    Spec
+	drops0  uint64
+	done    chan struct{}
+
+	reflect    netip.AddrPort
+	reflectFPS float64
+	tagLo      uint64 // sequence numbers tagLo..tagHi are reflected even
+	tagHi      uint64 // when the bucket is empty (see reflectOne)
+	tokens     float64
+	lastNs     int64
+	reflected  uint64
+	reflectErr uint64
+	foreignSrc uint64
+}
+
+// StartUDPReceive opens a receive socket on opt.Listen and counts the
+// streams recv of spec, whose frames carry run id runID, until Stop.
+func StartUDPReceive(cfg UDPHalfConfig, spec Spec, runID uint8, recv []Stream, opt UDPReceiveOptions) (*UDPReceive, error) {
+	cfg = cfg.withDefaults()
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.Reflect.IsValid() && opt.Reflect.Addr().Is4() != opt.Listen.Addr().Is4() {
+		return nil, fmt.Errorf("udp receive: reflect address %v and listen address %v: not the same IP family", opt.Reflect, opt.Listen)
+	}
+	r, err := openUDPReceiver(cfg.Namespace, opt.Listen, cfg.SocketBuffer)
+	if err != nil {
+		return nil, err
+	}
+	u := &UDPReceive{r: r, from: opt.From, spec: spec, reflect: opt.Reflect, reflectFPS: opt.ReflectFPS, done: make(chan struct{})}
+	u.names = make([][unix.SizeofSockaddrInet6]byte, len(r.hdrs))
+	for i := range r.hdrs {
+		r.hdrs[i].hdr.Name = &u.names[i][0]
+		r.hdrs[i].hdr.Namelen = unix.SizeofSockaddrInet6
+	}
+	for _, s := range recv {
+		u.streams = append(u.streams, newStreamState(s))
+	}
+	all := append([]*streamState(nil), u.streams...)
+	for _, s := range opt.RoundTrip {
+		st := newStreamState(s)
+		u.rtt = append(u.rtt, st)
+		all = append(all, st)
+		var tx *streamState
+		if opt.Tx != nil {
+			for _, x := range opt.Tx.streams {
+				if x.st.spec.ID == s.ID {
+					tx = x.st
+				}
+			}
+		}
+		u.rttTx = append(u.rttTx, tx)
+	}
+	u.t = newRxTrial(runID, spec.FrameSize, all)
+	proto := framing.IPv4UDP
+	if opt.Listen.Addr().Is6() {
+		proto = framing.IPv6UDP
+	}
+	u.drops0 = r.drops()
+	r.start(u.t, framing.UDPPayloadSize(spec.FrameSize, proto, false), -1)
+	u.tokens = 1
+	if spec.TagAfter > 0 && spec.RateFPS > 0 {
+		n := NewDurationPacer(spec.RateFPS, spec.Duration, spec.RateChange, pacedBatch).due(spec.TagAfter)
+		u.tagLo, u.tagHi = n-min(n, reflectTagWindow), n+reflectTagWindow
+	}
+	go u.run()
+	return u, nil
+}
+
+// Port is the UDP port the socket is bound to.
+func (u *UDPReceive) Port() uint16 {
+	return u.r.conn.LocalAddr().(*net.UDPAddr).AddrPort().Port()
+}
+
+func (u *UDPReceive) run() {
+	defer close(u.done)
+	r := u.r
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for {
+		r.n, r.errno = 0, 0
+		if err := r.raw.Read(r.readFn); err != nil {
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				r.err = err
+			}
+			return
+		}
+		if r.errno != 0 {
+			if r.errno == unix.ECONNREFUSED {
+				continue
+			}
+			r.err = fmt.Errorf("recvmmsg: %w", r.errno)
+			return
+		}
+		u.process(r.n)
+		for i := 0; i < r.n; i++ {
+			r.hdrs[i].hdr.Namelen = unix.SizeofSockaddrInet6
+		}
+	}
+}
+
+// source is the source address of datagram i of the batch.
+func (u *UDPReceive) source(i int) netip.Addr {
+	b := &u.names[i]
+	switch (*unix.RawSockaddr)(unsafe.Pointer(&b[0])).Family {
+	case unix.AF_INET:
+		sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(&b[0]))
+		return netip.AddrFrom4(sa.Addr)
+	case unix.AF_INET6:
+		sa := (*unix.RawSockaddrInet6)(unsafe.Pointer(&b[0]))
+		return netip.AddrFrom16(sa.Addr).Unmap()
+	}
+	return netip.Addr{}
+}
+
+// process counts (and reflects) the first n datagrams of the batch. It does
+// not allocate.
+func (u *UDPReceive) process(n int) {
+	r := u.r
+	for i := 0; i < n; i++ {
+		h := &r.hdrs[i]
+		if u.from.IsValid() && u.source(i) != u.from {
+			u.foreignSrc++
+			continue
+		}
+		ts, ovfl, okTs, okOvfl := parseUDPControl(r.oobs[i][:h.hdr.Controllen])
+		if okOvfl {
+			r.ovfl = ovfl
+		}
+		if !okTs {
+			ts = time.Now().UnixNano()
+		} else {
+			r.tsSeen = true
+		}
+		ln := int(h.n)
+		b := r.bufs[i][:ln]
+		sizeOK := ln == r.payloadLen && h.hdr.Flags&unix.MSG_TRUNC == 0
+		if len(u.rtt) > 0 {
+			if sig, err := framing.DecodeSignature(b); err == nil && sig.RunID == u.t.runID {
+				for k, s := range u.rtt {
+					if s.spec.ID == sig.StreamID && u.rttTx[k] != nil {
+						s.tagSeq.Store(u.rttTx[k].tagSeq.Load())
+					}
+				}
+			}
+		}
+		u.t.count(b, sizeOK, ts)
+		if u.reflect.IsValid() && sizeOK {
+			u.reflectOne(b, ts)
+		}
+	}
+}
+
+// reflectTagWindow is how far around the frame due at Spec.TagAfter the
+// reflector looks for the sender's tagged frame: the sender tags the first
+// frame of the batch it sends at or after TagAfter, a few batches at most
+// from the one due then.
+const reflectTagWindow = 128
+
+// reflectOne sends a counted test frame back, within the token bucket. The
+// frames around the tagged one are reflected even from an empty bucket, so
+// the tagged frame's round trip is timed at any rate: the bucket then goes
+// into debt (at most 2·reflectTagWindow+1 frames, once per trial), which
+// later frames repay, so the average stays within ReflectFPS.
+func (u *UDPReceive) reflectOne(b []byte, ts int64) {
+	sig, err := framing.DecodeSignature(b)
+	if err != nil || sig.RunID != u.t.runID || u.t.lookup(sig.StreamID) == nil {
+		return
+	}
+	if u.lastNs != 0 {
+		u.tokens = min(u.tokens+float64(ts-u.lastNs)/1e9*u.reflectFPS, max(1, u.reflectFPS/20))
+	}
+	u.lastNs = ts
+	tagged := u.tagHi > 0 && sig.Seq >= u.tagLo && sig.Seq <= u.tagHi && u.tokens > -2*reflectTagWindow-1
+	if u.tokens < 1 && !tagged {
+		return
+	}
+	u.tokens--
+	if _, err := u.r.conn.WriteToUDPAddrPort(b, u.reflect); err != nil {
+		u.reflectErr++
+		return
+	}
+	u.reflected++
+}
+
+// Stop stops receiving and returns the counters. sent holds what the
+// sender sent per stream ID (nil: unknown; Lost is then zero). Frames the
+// socket holds when Stop is called are counted first.
+func (u *UDPReceive) Stop(sent map[uint16]uint64) (UDPReceiveResult, error) {
+	err := u.r.conn.SetReadDeadline(time.Now())
+	<-u.done
+	res := UDPReceiveResult{Reflected: u.reflected, Paths: Paths{Transport: "udp", RX: "recvmmsg", Timestamps: "kernel-sw"}}
+	if !u.r.tsSeen {
+		res.Paths.Timestamps = "none"
+	}
+	res.KernelDrops = max(u.r.drops()-u.drops0, uint64(u.r.ovfl-u.r.ovfl0))
+	for i, st := range u.streams {
+		n, ok := sent[st.spec.ID]
+		if !ok {
+			n = st.received
+		}
+		st.sent, st.queued = n, n
+		if u.spec.BurstFrames > 0 {
+			st.pacer = Pacer{RateFPS: u.spec.RateFPS, Total: uint64(u.spec.BurstFrames)}
+		} else {
+			st.pacer = NewDurationPacer(u.spec.RateFPS, u.spec.Duration, u.spec.RateChange, pacedBatch)
+		}
+		sr := st.result(u.spec.RateFPS)
+		if i == 0 {
+			sr.KernelDrops = res.KernelDrops
+		}
+		res.Streams = append(res.Streams, sr)
+	}
+	for _, st := range u.rtt {
+		st.sent = st.received
+		sr := st.result(u.spec.RateFPS)
+		res.RoundTrip = append(res.RoundTrip, sr)
+	}
+	return res, errors.Join(err, u.r.err, u.r.conn.Close())
+}
+
+// UDPSend is one running send half: the streams of one port of a trial,
+// sent to one destination, until they end, Stop, the deadline, or the
+// context's end.
+type UDPSend struct {
+	streams []*udpStreamTx
+	spec    Spec
+	cfg     UDPHalfConfig
+	stop    atomic.Bool
+	done    chan struct{}
+	err     error
+	once    sync.Once
+	res     UDPSendResult
+}
+
+// StartUDPSend opens one connected send socket per flow of each stream in
+// send, sends one learning datagram per flow, and starts sending the
+// streams (after spec.Learning, at least 20 ms) to opt.Dst with run id
+// runID. It returns at once.
+func StartUDPSend(ctx context.Context, cfg UDPHalfConfig, spec Spec, runID uint8, send []Stream, opt UDPSendOptions) (*UDPSend, error) {
+	cfg = cfg.withDefaults()
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if !opt.Dst.IsValid() || opt.Dst.Port() == 0 {
+		return nil, fmt.Errorf("udp send: destination %v: want an address and a port", opt.Dst)
+	}
+	rate := max(spec.RateFPS, rateChangeFPS(spec))
+	if opt.MaxFPS > 0 && (rate == 0 || rate*float64(len(send)) > opt.MaxFPS*(1+1e-9)) {
+		return nil, fmt.Errorf("udp send: %d streams at %.0f fps (0: as fast as possible) exceed the cap of %.0f fps", len(send), rate, opt.MaxFPS)
+	}
+	proto := framing.IPv4UDP
+	if opt.Dst.Addr().Is6() {
+		proto = framing.IPv6UDP
+	}
+	payloadLen := framing.UDPPayloadSize(spec.FrameSize, proto, false)
+	u := &UDPSend{spec: spec, cfg: cfg, done: make(chan struct{})}
+	for _, s := range send {
+		st := newStreamState(s)
+		if spec.BurstFrames > 0 {
+			st.pacer = Pacer{RateFPS: spec.RateFPS, Total: uint64(spec.BurstFrames), MaxBatch: cfg.Batch}
+		} else {
+			st.pacer = NewDurationPacer(spec.RateFPS, spec.Duration, spec.RateChange, min(cfg.Batch, pacedBatch))
+		}
+		stx := &udpStreamTx{st: st}
+		u.streams = append(u.streams, stx)
+		for f := 0; f < max(s.Flows, 1); f++ {
+			fl, err := openUDPFlow(cfg.Namespace, opt.Src, opt.Dst, cfg.SocketBuffer, payloadLen, cfg.Batch)
+			if err != nil {
+				u.close()
+				return nil, fmt.Errorf("udp send stream %d flow %d: %w", s.ID, f, err)
+			}
+			stx.flows = append(stx.flows, fl)
+			// Defence in depth: the kernel sends this socket's datagrams
+			// only to its connected peer; check that it is opt.Dst.
+			if p, ok := fl.conn.RemoteAddr().(interface{ AddrPort() netip.AddrPort }); !ok || p.AddrPort() != opt.Dst {
+				u.close()
+				return nil, fmt.Errorf("udp send stream %d: socket connected to %v, not the allowed destination %v", s.ID, fl.conn.RemoteAddr(), opt.Dst)
+			}
+		}
+	}
+	for _, s := range u.streams {
+		for _, fl := range s.flows {
+			_, _ = fl.conn.Write(fl.learn)
+		}
+	}
+	stopCtx := context.AfterFunc(ctx, func() { u.stop.Store(true) })
+	var deadline *time.Timer
+	if !opt.Deadline.IsZero() {
+		deadline = time.AfterFunc(time.Until(opt.Deadline), func() { u.stop.Store(true) })
+	}
+	go func() {
+		defer close(u.done)
+		defer stopCtx()
+		if deadline != nil {
+			defer deadline.Stop()
+		}
+		wait := max(spec.Learning, udpMinLearning)
+		for t0 := time.Now(); time.Since(t0) < wait && !u.stop.Load(); {
+			time.Sleep(min(5*time.Millisecond, wait-time.Since(t0)))
+		}
+		t := &udpTransmitter{streams: u.streams, runID: runID, stop: &u.stop, tagAfter: spec.TagAfter, cpu: -1, where: "udp sender"}
+		if spec.BurstFrames == 0 {
+			t.hardStop = spec.Duration + spec.Duration/100 + 10*time.Millisecond
+		}
+		if !opt.Deadline.IsZero() {
+			if d := time.Until(opt.Deadline); t.hardStop == 0 || d < t.hardStop {
+				t.hardStop = max(d, time.Nanosecond)
+			}
+		}
+		if !u.stop.Load() {
+			u.err = t.run()
+		}
+		u.close()
+	}()
+	return u, nil
+}
+
+func (u *UDPSend) close() {
+	for _, s := range u.streams {
+		s.close()
+	}
+}
+
+// Done is closed when the sender has stopped and closed its sockets.
+func (u *UDPSend) Done() <-chan struct{} { return u.done }
+
+// Stop stops sending, if it has not stopped already, waits for the sender
+// to finish (one batch at most) and returns the counters. It may be called
+// more than once.
+func (u *UDPSend) Stop() (UDPSendResult, error) {
+	u.stop.Store(true)
+	<-u.done
+	u.once.Do(func() {
+		var reasons []string
+		for _, s := range u.streams {
+			st := s.st
+			intended := u.spec.RateFPS
+			if st.pacer.RateFPS > 0 && st.pacer.Total > 1 {
+				intended = float64(st.pacer.Total-1) / st.pacer.SendTime(st.pacer.Total-1).Seconds()
+			}
+			r := st.result(intended)
+			r.Received, r.Lost, r.LastLossNs = 0, 0, -1
+			r.Latency, r.TaggedLatencyNs = LatencySummary{}, -1
+			u.res.Streams = append(u.res.Streams, r)
+			reasons = append(reasons, generatorReasons(st, r, intended, u.cfg.TesterLimitTolerance, u.cfg.MaxLag, false)...)
+		}
+		if len(reasons) > 0 {
+			u.res.TesterLimitReason = joinReasons(reasons)
+		}
+		u.res.Paths = Paths{Transport: "udp", TX: "sendmmsg"}
+	})
+	return u.res, u.err
+}
