@@ -106,7 +106,10 @@ func (e *UDPEngine) Close() error {
 	return errors.Join(errs...)
 }
 
-// Paths reports the kernel paths of the UDP transport.
+// Paths reports the kernel paths of the UDP transport. A trial's
+// Result.Paths.TX says "sendmmsg+udp_segment" when the kernel took UDP
+// segmentation offload for the batches (one buffer per batch, split into
+// datagrams below the UDP layer).
 func (e *UDPEngine) Paths() Paths {
 	p := Paths{Transport: "udp", TX: "sendmmsg", RX: "recvmmsg", Timestamps: "kernel-sw"}
 	return p
@@ -271,6 +274,13 @@ func (e *UDPEngine) Run(ctx context.Context, spec Spec) (Result, error) {
 
 	// Results.
 	res.Paths = e.Paths()
+	for _, side := range tx {
+		for _, st := range side {
+			if len(st.flows) > 0 && st.flows[0].gso {
+				res.Paths.TX = "sendmmsg+udp_segment"
+			}
+		}
+	}
 	if !e.tsSeen.Load() {
 		res.Paths.Timestamps = "none"
 	}
@@ -555,6 +565,15 @@ type udpFlow struct {
 	bufs  [][]byte
 	n     int // datagrams queued in msgs
 	learn []byte
+	// UDP segmentation offload (UDP_SEGMENT, Linux 4.18): a batch is one
+	// buffer of payloads that the kernel splits into datagrams of
+	// payloadLen bytes below the UDP layer (in software at the tester's
+	// port when the port has no GSO: the wire and the DUT see ordinary
+	// datagrams). gso is false when the kernel refused it.
+	gso     bool
+	gsoBuf  []byte
+	gsoMsg  []ipv4.Message
+	payload int
 }
 
 func openUDPFlow(ns string, src netip.Addr, dst netip.AddrPort, buf, payloadLen, batch int) (*udpFlow, error) {
@@ -591,7 +610,19 @@ func openUDPFlow(ns string, src netip.Addr, dst netip.AddrPort, buf, payloadLen,
 	if err != nil {
 		return nil, fmt.Errorf("open a send socket from %v to %v: %w", src, dst, err)
 	}
-	f := &udpFlow{conn: conn, msgs: make([]ipv4.Message, batch), bufs: make([][]byte, batch), learn: make([]byte, payloadLen)}
+	f := &udpFlow{conn: conn, msgs: make([]ipv4.Message, batch), bufs: make([][]byte, batch), learn: make([]byte, payloadLen),
+		payload: payloadLen}
+	if batch > 1 && batch*payloadLen <= udpMaxGSOBytes {
+		f.gso = true
+		f.gsoBuf = make([]byte, batch*payloadLen)
+		framing.FillPayload(f.gsoBuf)
+		oob := make([]byte, unix.CmsgSpace(2))
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		h.Level, h.Type = unix.SOL_UDP, unix.UDP_SEGMENT
+		h.SetLen(unix.CmsgLen(2))
+		*(*uint16)(unsafe.Pointer(&oob[unix.CmsgLen(0)])) = uint16(payloadLen)
+		f.gsoMsg = []ipv4.Message{{Buffers: [][]byte{f.gsoBuf}, OOB: oob}}
+	}
 	if src.Is6() {
 		f.w = ipv6.NewPacketConn(conn)
 	} else {
@@ -690,12 +721,32 @@ func (t *udpTransmitter) send(s *udpStreamTx, n int, ns int64) error {
 	for k := 0; k < n; k++ {
 		seq := st.queued + uint64(k)
 		f := s.flows[seq%nf]
-		framing.EncodeSignature(f.bufs[f.n], framing.Signature{RunID: t.runID, StreamID: st.spec.ID, Seq: seq, TxNs: ns})
+		sig := framing.Signature{RunID: t.runID, StreamID: st.spec.ID, Seq: seq, TxNs: ns}
+		if f.gso {
+			framing.EncodeSignature(f.gsoBuf[f.n*f.payload:], sig)
+		} else {
+			framing.EncodeSignature(f.bufs[f.n], sig)
+		}
 		f.n++
 	}
 	st.queued += uint64(n)
 	st.lastNs = ns
 	for _, f := range s.flows {
+		if f.gso && f.n > 0 {
+			done, err := f.sendGSO(st)
+			if err != nil {
+				return fmt.Errorf("%s: sendmsg with UDP_SEGMENT: %w", t.where, err)
+			}
+			if done {
+				continue
+			}
+			// The kernel refused segmentation offload: resend the batch
+			// one datagram per message from now on.
+			f.gso = false
+			for i := 0; i < f.n; i++ {
+				copy(f.bufs[i][:framing.SignatureLen], f.gsoBuf[i*f.payload:])
+			}
+		}
 		msgs := f.msgs[:f.n]
 		f.n = 0
 		for len(msgs) > 0 {
@@ -720,4 +771,38 @@ func (t *udpTransmitter) send(s *udpStreamTx, n int, ns int64) error {
 		}
 	}
 	return nil
+}
+
+// udpMaxGSOBytes bounds one UDP_SEGMENT send (the kernel's limit is a 64 KiB
+// datagram of at most 64 segments on older kernels).
+const udpMaxGSOBytes = 60000
+
+// sendGSO sends f's batch as one UDP_SEGMENT message. done is false (and
+// nothing was sent) when the kernel refuses segmentation offload; errors
+// other than the transient ones are returned.
+func (f *udpFlow) sendGSO(st *streamState) (done bool, err error) {
+	n := f.n
+	f.gsoMsg[0].Buffers[0] = f.gsoBuf[:n*f.payload]
+	for {
+		m, err := f.w.WriteBatch(f.gsoMsg, 0)
+		if m == 1 {
+			st.sent += uint64(n)
+			f.n = 0
+			return true, nil
+		}
+		switch {
+		case err == nil:
+			continue
+		case errors.Is(err, unix.EIO), errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOPROTOOPT), errors.Is(err, unix.EOPNOTSUPP):
+			return false, nil
+		case errors.Is(err, unix.ECONNREFUSED), errors.Is(err, unix.ENOBUFS), errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EHOSTUNREACH):
+			st.failed += uint64(n)
+			f.n = 0
+			return true, nil
+		default:
+			st.failed += uint64(n)
+			f.n = 0
+			return true, err
+		}
+	}
 }

@@ -56,8 +56,8 @@ func TestUDPLoopback(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
-			if res.Paths.Transport != "udp" || res.Paths.Timestamps != "kernel-sw" {
-				t.Errorf("paths %+v, want udp with kernel-sw timestamps", res.Paths)
+			if res.Paths.Transport != "udp" || res.Paths.Timestamps != "kernel-sw" || (tt.size < 1000 && res.Paths.TX != "sendmmsg+udp_segment") {
+				t.Errorf("paths %+v, want udp, kernel-sw timestamps, segmentation offload", res.Paths)
 			}
 			for _, s := range res.Streams {
 				t.Logf("stream %d %v: sent %d received %d lost %d reordered %d dup %d offered %.0f fps latency p50 %d ns tagged %d ns",
