@@ -22,3 +22,13 @@ var openEngine = func(ctx context.Context, cfg trials.Config) (engine, error) {
 	}
 	return e, nil
 }
+
+// openUDPEngine opens the UDP transport (trials.OpenUDP): receive sockets
+// on both sides.
+var openUDPEngine = func(ctx context.Context, cfg trials.UDPConfig) (engine, error) {
+	e, err := trials.OpenUDP(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}

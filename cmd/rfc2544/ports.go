@@ -16,6 +16,46 @@ type portConfig struct {
 	addr6    netip.Prefix // optional IPv6 address
 	gateway6 netip.Addr
 	fromLab  bool // created by package lab: isolated by construction
+	// socketOnly: a UDP-transport endpoint given by its addresses alone
+	// (--addr-X without --port-X); it has no interface to inspect.
+	socketOnly bool
+}
+
+// parseUDPPort checks one side of the UDP transport given by addresses alone:
+// --addr-X (and --addr6-X), with or without a prefix length, optionally
+// --netns-X; no interface and no gateway (the kernel routes the datagrams).
+func parseUDPPort(name string, f portFlags, ipv6 bool) (portConfig, error) {
+	p := portConfig{name: name, netns: f.netns, socketOnly: true}
+	if f.gw != "" || f.gw6 != "" {
+		return p, usagef("--gw-%s/--gw6-%s: the udp transport between two addresses has no gateway to give (the kernel routes the datagrams); drop it, or name the interface with --port-%s", name, name, name)
+	}
+	parse := func(flag, v string, v6 bool) (netip.Prefix, error) {
+		if v == "" {
+			return netip.Prefix{}, nil
+		}
+		if !strings.Contains(v, "/") {
+			a, err := parseAddr(flag, v, v6)
+			if err != nil {
+				return netip.Prefix{}, err
+			}
+			return netip.PrefixFrom(a, a.BitLen()), nil
+		}
+		return parsePrefix(flag, v, v6)
+	}
+	var err error
+	if p.addr, err = parse("--addr-"+name, f.addr, false); err != nil {
+		return p, err
+	}
+	if p.addr6, err = parse("--addr6-"+name, f.addr6, true); err != nil {
+		return p, err
+	}
+	if ipv6 && !p.addr6.IsValid() {
+		return p, usagef("--ipv6: give --addr6-%s, the IPv6 address the udp transport binds on side %s", name, strings.ToUpper(name))
+	}
+	if !ipv6 && !p.addr.IsValid() {
+		return p, usagef("--addr-%s: missing; give the IPv4 address the udp transport binds on side %s, e.g. --addr-%s 198.18.1.2", name, strings.ToUpper(name), name)
+	}
+	return p, nil
 }
 
 // portInfo is what inspectPort learned about a port's interface.
@@ -128,15 +168,25 @@ func parseAddr(flag, s string, v6 bool) (netip.Addr, error) {
 // describe writes a port the way the run prints it.
 func (p portConfig) describe() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "port %s: %s", strings.ToUpper(p.name), p.iface)
+	if p.socketOnly {
+		fmt.Fprintf(&b, "side %s: udp sockets", strings.ToUpper(p.name))
+	} else {
+		fmt.Fprintf(&b, "port %s: %s", strings.ToUpper(p.name), p.iface)
+	}
 	if p.netns != "" {
 		fmt.Fprintf(&b, " (netns %s)", p.netns)
 	}
 	if p.addr.IsValid() {
-		fmt.Fprintf(&b, " %s via %s", p.addr, p.gateway)
+		fmt.Fprintf(&b, " %s", p.addr)
+		if p.gateway.IsValid() {
+			fmt.Fprintf(&b, " via %s", p.gateway)
+		}
 	}
 	if p.addr6.IsValid() {
-		fmt.Fprintf(&b, " %s via %s", p.addr6, p.gateway6)
+		fmt.Fprintf(&b, " %s", p.addr6)
+		if p.gateway6.IsValid() {
+			fmt.Fprintf(&b, " via %s", p.gateway6)
+		}
 	}
 	return b.String()
 }

@@ -83,7 +83,7 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 	fs.BoolVar(&f.json, "json", false, "write results as JSON to stdout and nothing else there")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the effective plan and the checks, send nothing")
-	fs.StringVar(&f.transport, "transport", "", "how traffic is made (`name`): raw (AF_PACKET, default), udp (coming in a later issue) or sim (simulated DUT, no root)")
+	fs.StringVar(&f.transport, "transport", "", "how traffic is made (`name`): raw (AF_PACKET, default), udp (kernel UDP sockets: any routed path, no root without namespaces; --addr-a/--addr-b alone) or sim (simulated DUT, no root)")
 	fs.StringVar(&f.search, "search", "", "throughput search `mode`: binary, step or combo")
 	fs.Var(&f.resolution, "resolution", "binary search resolution in `percent` points of line rate, e.g. 0.5")
 	fs.Var(&f.lossTolerance, "loss-tolerance", "acceptable frame loss in `percent` (0 = RFC 2544 zero loss)")

@@ -46,7 +46,9 @@ func checkDestinations(ports []portConfig, allowAny bool) error {
 			{"--addr6-" + p.name, p.addr6.Addr()},
 			{"--gw6-" + p.name, p.gateway6},
 		} {
-			if !a.addr.IsValid() || inBenchmarkRange(a.addr) {
+			// Loopback traffic never leaves the host (the udp
+			// transport's no-DUT check).
+			if !a.addr.IsValid() || inBenchmarkRange(a.addr) || (p.socketOnly && a.addr.IsLoopback()) {
 				continue
 			}
 			return usagef("%s %s: outside the benchmark ranges 198.18.0.0/15 and 2001:2::/48 that RFC 6815 asks test traffic to stay in; "+

@@ -55,12 +55,9 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		s.transport = transportRaw
 	}
 	switch s.transport {
-	case transportRaw, transportSim:
-	case transportUDP:
-		return nil, usagef("--transport udp: not available yet; the UDP transport (kernel sockets, any routed path) arrives in a later issue. " +
-			"Use --transport raw with two ports or --lab, or --transport sim to try the tool")
+	case transportRaw, transportSim, transportUDP:
 	default:
-		return nil, usagef("--transport %q: unknown; use raw (AF_PACKET on two ports), udp (coming) or sim (simulated DUT, no root)", s.transport)
+		return nil, usagef("--transport %q: unknown; use raw (AF_PACKET on two ports), udp (kernel UDP sockets, any routed path) or sim (simulated DUT, no root)", s.transport)
 	}
 	var labSet []string
 	for _, n := range labSettingFlags {
@@ -101,6 +98,21 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		}
 		s.labName = f.lab.name
 		s.ports = labPorts(st)
+	case s.transport == transportUDP && portsGiven && f.portA.iface == "" && f.portB.iface == "":
+		// The UDP transport between two addresses: kernel sockets bound
+		// to them, no interface to open (and no root unless --netns-X).
+		if len(labSet) > 0 {
+			return nil, usagef("%s: a setting of a temporary lab (--lab with no name); drop it", labSet[0])
+		}
+		a, err := parseUDPPort("a", f.portA, f.ipv6)
+		if err != nil {
+			return nil, err
+		}
+		b, err := parseUDPPort("b", f.portB, f.ipv6)
+		if err != nil {
+			return nil, err
+		}
+		s.ports = []portConfig{a, b}
 	case portsGiven:
 		if len(labSet) > 0 {
 			return nil, usagef("%s: a setting of a temporary lab (--lab with no name); drop it", labSet[0])
@@ -159,7 +171,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	// The line rate percentages refer to, and the ports' own checks.
 	var infos []portInfo
 	for _, p := range s.ports {
-		if p.fromLab {
+		if p.fromLab || p.socketOnly {
 			continue
 		}
 		info, err := inspectPort(p)
@@ -185,6 +197,8 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 			s.plan.LinkBps, s.lineNote = nominalLineRate, "nominal: the simulator has no line rate of its own; set --line-rate"
 		case s.tempLab || s.labName != "":
 			s.plan.LinkBps, s.lineNote = nominalLineRate, "nominal: the lab's veth links have no line rate of their own; set --line-rate"
+		case len(s.ports) > 0 && s.ports[0].socketOnly:
+			s.plan.LinkBps, s.lineNote = nominalLineRate, "nominal: the udp transport between two addresses has no interface to read a line rate from; set --line-rate"
 		default:
 			bps, note, err := portLineRate(s.ports, infos)
 			if err != nil {

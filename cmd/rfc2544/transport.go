@@ -21,7 +21,7 @@ var openTester = func(ctx context.Context, s *runSetup, logw io.Writer) (openedT
 	switch s.transport {
 	case transportSim:
 		return openSim(s, logw), nil
-	case transportRaw:
+	case transportRaw, transportUDP:
 		return openRaw(ctx, s, logw)
 	}
 	return openedTester{}, fmt.Errorf("transport %q: not implemented", s.transport)
@@ -76,11 +76,13 @@ func openSim(s *runSetup, logw io.Writer) openedTester {
 	}
 }
 
-// openRaw opens the raw engine on the setup's ports, creating a temporary
-// lab first when asked. On error everything it made is removed.
+// openRaw opens the raw engine (or, with --transport udp, the UDP engine:
+// kernel sockets in the ports' namespaces) on the setup's ports, creating a
+// temporary lab first when asked. On error everything it made is removed.
 func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, error) {
 	ports := s.ports
 	dut := rfc2544.DUTInfo{}
+	pathMTU := 0 // the udp transport's path MTU; 0 = 1500
 	var cleanups []func()
 	cleanup := func() {
 		for i := len(cleanups) - 1; i >= 0; i-- {
@@ -105,12 +107,14 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 		}
 		ports = labPorts(st)
 		dut = labDUT(st, true)
+		pathMTU = min(st.A.MTU, st.B.MTU)
 	} else if s.labName != "" {
 		st, err := lab.Load(s.labName)
 		if err != nil {
 			return openedTester{}, fmt.Errorf("--lab %s: %w", s.labName, err)
 		}
 		dut = labDUT(st, false)
+		pathMTU = min(st.A.MTU, st.B.MTU)
 	}
 	for _, p := range ports {
 		fmt.Fprintf(logw, "%s\n", p.describe())
@@ -118,6 +122,22 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 	if err := checkDestinations(ports, s.flags.allowAny); err != nil {
 		cleanup()
 		return openedTester{}, err
+	}
+	if s.transport == transportUDP {
+		ucfg := trials.UDPConfig{
+			A:                   udpPort(ports[0]),
+			B:                   udpPort(ports[1]),
+			PathMTU:             pathMTU,
+			MaxRateFPS:          framing.LineRateFPS(s.capBps, framing.MinEthernetFrame),
+			AllowAnyDestination: s.flags.allowAny,
+		}
+		ueng, err := openUDPEngine(ctx, ucfg)
+		if err != nil {
+			cleanup()
+			return openedTester{}, fmt.Errorf("open the udp engine: %w", err)
+		}
+		cleanups = append(cleanups, func() { ueng.Close() })
+		return openedTester{tester: ueng, dut: dut, close: cleanup}, nil
 	}
 	cfg := trials.Config{
 		A:                   enginePort(ports[0]),
@@ -135,6 +155,12 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 	}
 	cleanups = append(cleanups, func() { eng.Close() })
 	return openedTester{tester: eng, dut: dut, close: cleanup}, nil
+}
+
+// udpPort maps a port to the UDP transport: its namespace and addresses
+// (the interface and gateway are the kernel's business).
+func udpPort(p portConfig) trials.UDPPortConfig {
+	return trials.UDPPortConfig{Namespace: p.netns, Addr: p.addr.Addr(), Addr6: p.addr6.Addr()}
 }
 
 func enginePort(p portConfig) trials.PortConfig {
