@@ -112,6 +112,11 @@ type ThroughputConfig struct {
 	StartPercent float64 `json:"start_percent" yaml:"start_percent"`
 	// MaxTrials caps the trials of one search. Default 30.
 	MaxTrials int `json:"max_trials" yaml:"max_trials"`
+	// PerDirection, with a bidirectional plan, also searches each
+	// direction alone after the bidirectional search (which an asymmetric
+	// DUT's slower direction decides), and reports each direction's own
+	// throughput in ThroughputResult.Directions[i].Alone.
+	PerDirection bool `json:"per_direction,omitempty" yaml:"per_direction,omitempty"`
 }
 
 // LatencyConfig parameterizes RFC 2544 §26.2.
@@ -334,6 +339,9 @@ func (p Plan) Validate() error {
 	}
 	if p.Flows < 0 {
 		return bad("flows", p.Flows, "use 0 or 1 for a single flow, more to spread over UDP port pairs")
+	}
+	if p.Throughput.PerDirection && !p.Bidirectional {
+		return bad("throughput.per_direction", true, "searching each direction alone needs a bidirectional plan: set bidirectional: true, or drop per_direction")
 	}
 	if p.Trial.Duration <= 0 {
 		return bad("trial.duration", p.Trial.Duration, "must be positive, e.g. 60s")

@@ -155,6 +155,23 @@ type ThroughputResult struct {
 	Incomplete bool `json:"incomplete,omitempty"`
 	// Trials is the search log.
 	Trials []TrialRecord `json:"trials"`
+	// Directions, for a bidirectional plan (RFC 2544 §14), gives each
+	// direction's own rates in the trial the throughput was taken from: a
+	// bidirectional trial passes only when both directions pass, so FPS is
+	// set by the slower direction of an asymmetric DUT.
+	Directions []DirectionThroughput `json:"directions,omitempty"`
+}
+
+// DirectionThroughput is one direction of a bidirectional throughput.
+type DirectionThroughput struct {
+	Direction trials.Direction `json:"direction"`
+	// OfferedFPS and ReceivedFPS are this direction's offered and received
+	// rates, in frames per second, in the trial FPS was taken from.
+	OfferedFPS  float64 `json:"offered_fps"`
+	ReceivedFPS float64 `json:"received_fps"`
+	// Alone is this direction's own throughput search, with traffic in
+	// this direction only (ThroughputConfig.PerDirection); nil otherwise.
+	Alone *ThroughputResult `json:"alone,omitempty"`
 }
 
 // LatencyResult is RFC 2544 §26.2 at one frame size.

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/trials"
 )
 
 // Throughput searches the throughput at one frame size (RFC 2544 §26.1) with
@@ -60,7 +61,34 @@ func (r *Runner) throughput(ctx context.Context, p Plan, size int) (ThroughputRe
 		out.Reason = fmt.Sprintf("search interrupted after %d trials: %v", len(out.Trials), err)
 		return out, err
 	}
-	s.conclude()
+	best := s.conclude()
+	if !p.Bidirectional {
+		return out, nil
+	}
+	for _, d := range []trials.Direction{trials.AtoB, trials.BtoA} {
+		dt := DirectionThroughput{Direction: d}
+		if best != nil {
+			if st, ok := best.Result.Direction(d); ok {
+				dt.OfferedFPS, dt.ReceivedFPS = st.OfferedFPS, st.ReceivedFPS()
+			}
+		}
+		if p.Throughput.PerDirection {
+			alone := ThroughputResult{FrameSize: size, LineRateFPS: lr}
+			pd := p
+			pd.Bidirectional = false
+			as := &search{r: r, p: pd, size: size, lr: lr, out: &alone, dir: d}
+			if err := as.run(ctx); err != nil {
+				alone.Incomplete = true
+				alone.Reason = fmt.Sprintf("search of %v alone interrupted after %d trials: %v", d, len(alone.Trials), err)
+				dt.Alone = &alone
+				out.Directions = append(out.Directions, dt)
+				return out, err
+			}
+			as.conclude()
+			dt.Alone = &alone
+		}
+		out.Directions = append(out.Directions, dt)
+	}
 	return out, nil
 }
 
@@ -80,6 +108,9 @@ type search struct {
 	limitedOK          bool         // it lost no more than the tolerance
 	capped             bool
 	lastFailed         bool
+	// dir, when set, sends the search's single stream in this direction
+	// (a per-direction search of a bidirectional plan).
+	dir trials.Direction
 }
 
 func (s *search) run(ctx context.Context) error {
@@ -108,9 +139,13 @@ func (s *search) try(ctx context.Context, load float64) (stop bool, err error) {
 		return true, nil
 	}
 	tol := s.p.Throughput.LossTolerancePercent
+	spec := s.p.spec(s.size, load/100*s.lr)
+	if s.dir != 0 {
+		spec.Streams[0].Direction = s.dir
+	}
 	rec, err := s.r.trial(ctx, s.p, trialReq{
 		test: TestThroughput, size: s.size, step: len(s.out.Trials) + 1,
-		intendedPercent: load, tolerance: tol, spec: s.p.spec(s.size, load/100*s.lr),
+		intendedPercent: load, tolerance: tol, spec: spec,
 	})
 	if err != nil {
 		return true, err
@@ -200,8 +235,9 @@ func (s *search) stepUp(ctx context.Context) (stop bool, err error) {
 	}
 }
 
-// conclude fills the result from the search state.
-func (s *search) conclude() {
+// conclude fills the result from the search state and returns the trial
+// the throughput was taken from (nil when none was found).
+func (s *search) conclude() *TrialRecord {
 	out, t := s.out, s.p.Throughput
 	best := s.pass
 	if s.limited != nil {
@@ -222,7 +258,7 @@ func (s *search) conclude() {
 		default:
 			out.Reason = fmt.Sprintf("no throughput found: even the minimum load, %g%% of line rate, lost %s", t.MinPercent, lossPhrase(t.LossTolerancePercent))
 		}
-		return
+		return nil
 	}
 	out.Found = true
 	out.IntendedPercent = best.IntendedPercent
@@ -237,6 +273,7 @@ func (s *search) conclude() {
 		}
 		out.Note = fmt.Sprintf("stopped at the trial cap (throughput.max_trials = %d) before the resolution was reached: highest pass %.4g%%, lowest fail %s", t.MaxTrials, s.lo, hi)
 	}
+	return best
 }
 
 func lossPhrase(tol float64) string {
