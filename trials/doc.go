@@ -97,4 +97,55 @@
 // time), when it fell more than Config.MaxLag behind schedule and the
 // catch-up burst could explain all the loss, or when a lossy trial's
 // intended rate is at or above the calibrated ceiling (Config.CeilingFPS).
+//
+// # The UDP transport
+//
+//	u, err := trials.OpenUDP(ctx, trials.UDPConfig{A: a, B: b}) // receive sockets
+//	defer u.Close()
+//	res, err := u.Run(ctx, spec)                                 // same Spec, same Result
+//
+// Kernel UDP sockets on each side (UDPPortConfig: an address per family and
+// a receive port, optionally a network namespace, which needs root; without
+// one nothing needs privileges), so it runs over any routed path, e.g.
+// between two cloud VMs. A frame of F bytes becomes a datagram of
+// framing.UDPPayloadSize(F) bytes (F − 46 for IPv4, F − 66 for IPv6) and
+// results stay in RFC 2544 frame sizes; the smallest sizes are 64 (IPv4) and
+// 84 (IPv6) bytes, and a frame whose IP packet exceeds UDPConfig.PathMTU is
+// refused (the sockets set IP_PMTUDISC_DO and never fragment). The
+// signature, counters, latency histograms, pacer and tester-limited rules
+// are the raw engine's. Each flow of a stream is its own connected send
+// socket (its own ephemeral source port, so a multi-queue DUT spreads the
+// flows by RSS); frame n goes to flow n mod Flows and reordering is judged
+// per flow. Before traffic each send socket sends one unsigned datagram so
+// the kernels on the path resolve their neighbors (ARP/ND), then the engine
+// waits Spec.Learning, at least 20 ms.
+//
+// Transmit: a goroutine per sending side, locked to its thread (nice −10,
+// Config.TxCPU), stamps the batch's datagrams (one clock reading per batch)
+// and hands each flow's share to the kernel in one call: one buffer with
+// UDP_SEGMENT (segmentation offload: the kernel splits it into datagrams
+// below the UDP layer; in software at the port when the port has no GSO, so
+// the DUT sees ordinary datagrams), or, when the kernel refuses that,
+// sendmmsg through golang.org/x/net's WriteBatch. Result.Paths.TX says which
+// ("sendmmsg+udp_segment" or "sendmmsg"). Send and receive buffers are
+// 64 MiB (SO_SNDBUFFORCE/SO_RCVBUFFORCE when permitted, else capped by the
+// system limits).
+//
+// Receive: a goroutine per receiving side reads with recvmmsg (its own call
+// on the socket's descriptor, through the Go poller: x/net's ReadBatch
+// allocates each datagram's source address) into buffers one byte longer
+// than the expected payload, so a datagram of the wrong size is counted as
+// such. The receive time is the kernel's SO_TIMESTAMPNS (CLOCK_REALTIME,
+// taken when the frame entered the stack; Paths.Timestamps "kernel-sw").
+// Kernel drops at the receiving socket (SO_RXQ_OVFL, and the socket's drop
+// counter from SO_MEMINFO over the trial, the larger of the two) make the
+// trial tester-limited. Neither path allocates per datagram.
+//
+// # Bidirectional trials
+//
+// A Spec with an A->B and a B->A stream is bidirectional (RFC 2544 §14):
+// both engines send the same RateFPS from each side at once and report each
+// stream on its own; Result.Direction sums one direction's streams,
+// StreamResult.ReceivedFPS is a stream's received rate, and Result.Passed
+// holds only when every stream passes.
 package trials
