@@ -187,7 +187,7 @@ func (u *UDPReceive) process(n int) {
 // reflector looks for the sender's tagged frame: the sender tags the first
 // frame of the batch it sends at or after TagAfter, a few batches at most
 // from the one due then.
-const reflectTagWindow = 128
+const reflectTagWindow = 32
 
 // reflectOne sends a counted test frame back, within the token bucket. The
 // frames around the tagged one are reflected even from an empty bucket, so

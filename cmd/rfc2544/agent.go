@@ -129,7 +129,7 @@ func agentVerb(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	srv, err := agent.NewServer(agent.Config{
 		Token:          token,
-		Traffic:        noTransport{},
+		Traffic:        &agent.UDPTraffic{},
 		Policy:         agent.Policy{MaxRateBps: rate, MaxDuration: maxDuration.d, ClockSync: cs},
 		Software:       "rfc2544",
 		IdleTimeout:    idle.d,
@@ -221,19 +221,4 @@ func agentCheck(ctx context.Context, addr string, token []byte, stdout io.Writer
 	fmt.Fprintf(stdout, "  timeouts:      keepalive %v, peer %v, idle %v, session %v\n", time.Duration(i.KeepaliveInterval),
 		time.Duration(i.PeerTimeout), time.Duration(i.IdleTimeout), time.Duration(i.SessionTimeout))
 	return nil
-}
-
-// noTransport is the agent's traffic until the UDP transport lands (issue
-// 9, second half): the agent authenticates and enforces its policy, and
-// refuses every trial with a clear error.
-type noTransport struct{}
-
-var errNoTransport = errors.New("this agent build has no UDP transport yet (issue 9, second half): it authenticates controllers and checks trials against its policy, but cannot run traffic")
-
-func (noTransport) StartReceive(context.Context, agent.Trial, netip.AddrPort) (agent.Receiver, error) {
-	return nil, errNoTransport
-}
-
-func (noTransport) StartSend(context.Context, agent.Trial, netip.AddrPort) (agent.Sender, error) {
-	return nil, errNoTransport
 }
