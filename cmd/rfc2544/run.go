@@ -64,6 +64,7 @@ type runFlags struct {
 	lab                                          labFlag
 	portA, portB                                 portFlags
 	labFlags                                     *lab.Flags
+	agentF                                       agentFlags
 }
 
 func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
@@ -125,6 +126,7 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 	})
 	fs.IntVar(&f.simMTU, "sim-mtu", 0, "sim: the simulated path's IP MTU in `bytes` (default 1500)")
 	f.labFlags = lab.AddFlags(fs)
+	f.agentF.register(fs)
 	return f
 }
 
@@ -175,6 +177,7 @@ func flagError(err error) string {
 
 // runSetup is everything a run needs, checked, before anything is created.
 type runSetup struct {
+	agent     *agentTarget // --agent: port B is a remote agent
 	verb      string
 	flags     *runFlags
 	plan      rfc2544.Plan

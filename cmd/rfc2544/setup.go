@@ -59,6 +59,13 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	default:
 		return nil, usagef("--transport %q: unknown; use raw (AF_PACKET on two ports), udp (kernel UDP sockets, any routed path) or sim (simulated DUT, no root)", s.transport)
 	}
+	agentT, agentPorts, err := setupAgent(f, set)
+	if err != nil {
+		return nil, err
+	}
+	if agentT != nil {
+		s.agent, s.transport = agentT, transportUDP
+	}
 	var labSet []string
 	for _, n := range labSettingFlags {
 		if set[n] {
@@ -74,6 +81,11 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		if len(labSet) > 0 {
 			return nil, usagef("%s: a lab setting, but --transport sim has no lab; drop it", labSet[0])
 		}
+	case s.agent != nil:
+		if len(labSet) > 0 {
+			return nil, usagef("%s: a setting of a temporary lab, but --agent runs on a real path; drop it", labSet[0])
+		}
+		s.ports = agentPorts
 	case f.lab.set && portsGiven:
 		return nil, usagef("--lab and --port-a/--port-b: choose one; the lab provides both ports")
 	case f.lab.temporary():

@@ -22,6 +22,9 @@ var openTester = func(ctx context.Context, s *runSetup, logw io.Writer) (openedT
 	case transportSim:
 		return openSim(s, logw), nil
 	case transportRaw, transportUDP:
+		if s.agent != nil {
+			return openAgent(ctx, s, logw)
+		}
 		return openRaw(ctx, s, logw)
 	}
 	return openedTester{}, fmt.Errorf("transport %q: not implemented", s.transport)
