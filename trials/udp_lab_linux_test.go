@@ -190,3 +190,49 @@ func TestLabIPv6(t *testing.T) {
 		}
 	}
 }
+
+// TestBidirectionalSearchAsymmetric: rfc2544's bidirectional throughput
+// search on the UDP transport through a DUT shaped to 40 Mbit/s A->B and
+// 20 Mbit/s B->A finds the slower direction's rate (a bidirectional trial
+// passes only if both pass), and throughput.per_direction finds each
+// direction's own rate alone, each within −3 % … +3 %.
+func TestBidirectionalSearchAsymmetric(t *testing.T) {
+	const ab, ba, size = 40e6, 20e6, 512
+	st := labtest.New(t, lab.Config{
+		AtoB: lab.Shaping{RateBps: ab, BurstBytes: 3100, LimitPackets: 50},
+		BtoA: lab.Shaping{RateBps: ba, BurstBytes: 3100, LimitPackets: 50},
+	})
+	udp, _ := labTesters(t, st)
+	fps := func(bps float64) float64 { return bps / (float64(size-4) * 8) }
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r := &rfc2544.Runner{Tester: udp, Plan: rfc2544.Plan{
+		Profile: rfc2544.ProfileQuick, Tests: []rfc2544.Test{rfc2544.TestThroughput}, FrameSizes: []int{size},
+		LinkBps: 100e6, NoProbe: true, Bidirectional: true,
+		Trial: rfc2544.TrialConfig{Duration: rfc2544.Duration(700 * time.Millisecond), Settle: rfc2544.Duration(100 * time.Millisecond)},
+		// R(B->A) is 20.9 % and R(A->B) 41.9 % of the 100 Mbit/s "line".
+		Throughput: rfc2544.ThroughputConfig{ResolutionPercent: 0.5, InitialPercent: 50, MinPercent: 10, MaxPercent: 50, PerDirection: true},
+	}}
+	res, err := r.Throughput(ctx, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	within := func(name string, got, want float64) {
+		t.Logf("%s: %.0f fps, %.2f%% of %.0f", name, got, 100*got/want, want)
+		if got < 0.97*want || got > 1.03*want {
+			t.Errorf("%s: %.0f fps, want %.0f … %.0f", name, got, 0.97*want, 1.03*want)
+		}
+	}
+	within("bidirectional, per stream", res.FPS/2, fps(ba))
+	if len(res.Directions) != 2 {
+		t.Fatalf("got %d directions, want 2", len(res.Directions))
+	}
+	for _, d := range res.Directions {
+		t.Logf("%v in the reported trial: offered %.0f received %.0f fps", d.Direction, d.OfferedFPS, d.ReceivedFPS)
+		if d.Alone == nil || !d.Alone.Found {
+			t.Fatalf("%v: no per-direction throughput: %+v", d.Direction, d.Alone)
+		}
+		want := map[trials.Direction]float64{trials.AtoB: fps(ab), trials.BtoA: fps(ba)}[d.Direction]
+		within(d.Direction.String()+" alone", d.Alone.FPS, want)
+	}
+}
