@@ -51,9 +51,29 @@ Exit codes: 0 ok, 1 test error, 2 usage error, 3 tester-limited result,
 			"bidir", "ipv6", "flows", "no-probe", "line-rate"}},
 		{"Where: a lab, two ports, or the simulator", []string{"lab", "transport", "port-a", "addr-a", "gw-a", "netns-a", "addr6-a", "gw6-a",
 			"port-b", "addr-b", "gw-b", "netns-b", "addr6-b", "gw6-b", "calibration", "sim-capacity", "sim-mtu"}},
+		{"Two hosts: a remote agent as port B (udp)", []string{"agent", "token-file", "local", "reverse"}},
 		{"Temporary lab settings (with --lab and no name)", labSettingFlags},
 		{"Safety (RFC 6815)", []string{"max-rate", "allow-any-destination", "force"}},
 		{"Output", []string{"out", "json", "quiet", "dry-run", "resume"}},
+	}
+	// Flags no group lists (added by other verbs' code) still show.
+	listed := map[string]bool{}
+	for _, g := range groups {
+		for _, n := range g.names {
+			listed[n] = true
+		}
+	}
+	var other []string
+	f.fs.VisitAll(func(fl *flag.Flag) {
+		if !listed[fl.Name] {
+			other = append(other, fl.Name)
+		}
+	})
+	if len(other) > 0 {
+		groups = append(groups, struct {
+			title string
+			names []string
+		}{"Other", other})
 	}
 	for _, g := range groups {
 		fmt.Fprintf(w, "\n%s:\n", g.title)

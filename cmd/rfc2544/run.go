@@ -102,7 +102,7 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 	fs.BoolVar(&f.ipv6, "ipv6", false, "IPv6/UDP test frames (RFC 5180)")
 	fs.BoolVar(&f.noProbe, "no-probe", false, "skip the short low-rate path probe before each frame size")
 	fs.StringVar(&f.lineRate, "line-rate", "", "line `rate` percentages refer to, e.g. 10G (default: the interface speed; 1G nominal for a lab/veth and sim)")
-	fs.StringVar(&f.maxRate, "max-rate", "", "rate cap per port, always in force, e.g. 1G (default: the line rate)")
+	fs.StringVar(&f.maxRate, "max-rate", "", "`rate` cap per port, always in force, e.g. 1G (default: the line rate)")
 	fs.Var(&f.lab, "lab", "run on the lab `NAME` (from 'rfc2544 lab up'); with no name, create a temporary lab and remove it afterwards")
 	fs.StringVar(&f.portA.iface, "port-a", "", "tester `interface` of port A (DUT input side)")
 	fs.StringVar(&f.portB.iface, "port-b", "", "tester `interface` of port B (DUT output side)")
