@@ -37,10 +37,19 @@ func TestBenchUDPForward(t *testing.T) {
 	// RFC2544_BENCH_RPS=1 keeps the lab's default: the DUT's receive
 	// work steered to the last CPU.
 	st := labtest.New(t, lab.Config{NoRPS: os.Getenv("RFC2544_BENCH_RPS") != "1"})
+	// Sender on CPU 0 and receiver on CPU 1 (1-based in UDPConfig) unless
+	// RFC2544_BENCH_TXCPU / RFC2544_BENCH_RXCPU say otherwise.
+	txCPU, rxCPU := 1, 2
+	if v, err := strconv.Atoi(os.Getenv("RFC2544_BENCH_TXCPU")); err == nil {
+		txCPU = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("RFC2544_BENCH_RXCPU")); err == nil {
+		rxCPU = v
+	}
 	e, err := OpenUDP(context.Background(), UDPConfig{
 		A:     UDPPortConfig{Namespace: st.A.Namespace, Addr: st.A.IPv4.Addr()},
 		B:     UDPPortConfig{Namespace: st.B.Namespace, Addr: st.B.IPv4.Addr()},
-		TxCPU: 1, RxCPU: 2,
+		TxCPU: txCPU, RxCPU: rxCPU,
 	})
 	if err != nil {
 		t.Fatal(err)
