@@ -170,6 +170,6 @@ func openAgent(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, 
 	}
 	fmt.Fprintf(logw, "port A: this host %v (udp %d); port B: agent %v; traffic %s\n", local, trials.DefaultUDPPort, t.addr.Addr(), dir)
 	dut := rfc2544.DUTInfo{Description: fmt.Sprintf("the path between this host (%v) and the agent at %v", local, t.addr.Addr()),
-		Settings: map[string]string{"agent": t.addr.String(), "local": local.String(), "latency": "round-trip"}}
+		Settings: map[string]string{"agent": t.addr.String(), "local": local.String(), "latency": "round-trip", "direction": dir}}
 	return openedTester{tester: tr, dut: dut, close: func() { c.Close() }}, nil
 }

@@ -257,7 +257,7 @@ func (t *Tester) run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 		case <-timer.C:
 			timer.C = nil
 		case <-t.c.Done():
-			return abort(fmt.Errorf("trial %d: %w", id, t.c.Err()))
+			return abort(fmt.Errorf("agent trial %d: %w", id, t.c.Err()))
 		case <-ctx.Done():
 			return abort(ctx.Err())
 		}
@@ -265,7 +265,7 @@ func (t *Tester) run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 	select {
 	case <-time.After(spec.Settle + trials.LateGrace):
 	case <-t.c.Done():
-		return abort(fmt.Errorf("trial %d: %w", id, t.c.Err()))
+		return abort(fmt.Errorf("agent trial %d: %w", id, t.c.Err()))
 	case <-ctx.Done():
 		return abort(ctx.Err())
 	}
