@@ -22,11 +22,18 @@
 //
 // The traffic itself is behind the Traffic interface: the agent calls
 // StartReceive and StartSend and collects trials.StreamResult counters from
-// them. Package agenttest has a fake for tests; the UDP transport of package
-// trials implements it for real. On the controller side, Dial returns a
-// Client whose Setup, Start and Stop drive one trial; a lost agent surfaces as
-// ErrAgentLost, which callers report as "trial invalid (agent lost)", never
-// as loss in the device under test.
+// them. Package agenttest has a fake for tests; UDPTraffic implements it on
+// the UDP transport of package trials (trials.StartUDPReceive and
+// trials.StartUDPSend), enforcing the destination, rate and deadline again
+// at the socket level. On the controller side, Dial returns a Client whose
+// Setup, Start and Stop drive one trial, and NewTester turns a Client into an
+// rfc2544.Tester: a local UDP port A plus the agent as port B (A->B, B->A
+// with TesterConfig.Reverse, or both), latency timed round trip on frames
+// the agent reflects (Result.Paths.Latency "round-trip"). A lost agent
+// surfaces as ErrAgentLost; the Tester's Run then fails with an error that
+// also matches ErrTrialInvalid ("trial invalid: agent lost — not DUT loss"),
+// never a lossy result, and does not retry (the session is gone): the
+// rfc2544 runner stops with that message.
 //
 // agent imports trials and framing, never rfc2544 or cmd.
 package agent
