@@ -182,7 +182,7 @@ func (t *transmitter) queue(i int, s *streamState, n int, ns int64) (int64, erro
 		}
 		r.SetTxLen(slot, ln)
 		t.slotStream[slot] = int32(i)
-		r.SetStatus(slot, afpacket.StatusSendRequest)
+		r.RequestSend(slot)
 		s.queued++
 		s.lastNs = ns
 		t.pending++

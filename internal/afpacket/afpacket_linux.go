@@ -207,6 +207,12 @@ func (r *Ring) Status(i int) uint32 { return atomic.LoadUint32(r.statusWord(i)) 
 // SetStatus writes slot i's status atomically, handing the slot over.
 func (r *Ring) SetStatus(i int, st uint32) { atomic.StoreUint32(r.statusWord(i), st) }
 
+// RequestSend marks TX slot i for sending with a plain store. The kernel
+// reads TX slots only inside the send call that follows (a Kick), and the
+// compiler cannot move a store past that call, so the full barrier of an
+// atomic store is not needed on the per-frame path.
+func (r *Ring) RequestSend(i int) { *r.statusWord(i) = StatusSendRequest }
+
 // TxData is the frame area of TX slot i (FrameSize − 32 bytes).
 func (r *Ring) TxData(i int) []byte {
 	off := i * r.FrameSize
