@@ -285,8 +285,7 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 	stopCtx := context.AfterFunc(ctx, func() { stop.Store(true) })
 	defer stopCtx()
 	res.Start = time.Now()
-	txErrs := make([]error, 2)
-	var wg sync.WaitGroup
+	var txs [2]trialTx
 	for i, p := range e.ports {
 		if len(txStreams[i]) == 0 {
 			continue
@@ -294,28 +293,10 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 		t := newTransmitter(p, txStreams[i], runID, e.cfg.Batch, &stop)
 		t.tagAfter = spec.TagAfter
 		t.cpu = e.cfg.TxCPU - 1
-		if spec.BurstFrames == 0 {
-			// A generator that falls behind is cut off just after the
-			// trial's duration and the trial marked tester-limited.
-			t.hardStop = spec.Duration + spec.Duration/100 + 10*time.Millisecond
-		}
-		wg.Go(func() { txErrs[i] = t.run() })
+		t.hardStop = hardStop(spec)
+		txs[i] = t
 	}
-	wg.Wait()
-	var lastNs int64
-	for _, s := range states {
-		lastNs = max(lastNs, s.lastNs)
-	}
-	if lastNs == 0 {
-		lastNs = time.Now().UnixNano()
-	}
-	deadline := lastNs + int64(spec.Settle)
-	for _, t := range rx {
-		t.deadlineNs.Store(deadline)
-	}
-	// Settle, then a short grace to see late frames. Not cut short by ctx:
-	// frames in flight are counted.
-	time.Sleep(time.Until(time.Unix(0, deadline).Add(LateGrace)))
+	txErr := runTraffic(txs, states, rx, spec.Settle)
 	derr := detach()
 
 	// Results.
@@ -324,11 +305,7 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 	tol := e.cfg.TesterLimitTolerance
 	kdropsAssigned := [2]bool{}
 	for _, st := range states {
-		intended := spec.RateFPS
-		if st.pacer.RateFPS > 0 && st.pacer.Total > 1 {
-			// The average planned rate (RateChange included).
-			intended = float64(st.pacer.Total-1) / st.pacer.SendTime(st.pacer.Total-1).Seconds()
-		}
+		intended := intendedFPS(st, spec)
 		r := st.result(intended)
 		to := 1 - sender(st.spec.Direction)
 		if !kdropsAssigned[to] {
@@ -338,23 +315,7 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 			kdropsAssigned[to] = true
 		}
 		res.Streams = append(res.Streams, r)
-		switch {
-		case st.failed > 0:
-			reasons = append(reasons, fmt.Sprintf("stream %d: the kernel refused %d frames", st.spec.ID, st.failed))
-		case st.pacer.Total > 0 && st.queued < st.pacer.Total && !stop.Load():
-			reasons = append(reasons, fmt.Sprintf("stream %d: generator sent %d of %d planned frames in time (behind the intended %.0f fps)",
-				st.spec.ID, st.queued, st.pacer.Total, intended))
-		case st.pacer.RateFPS > 0 && st.pacer.Total > 1 && r.OfferedFPS < intended*(1-tol):
-			reasons = append(reasons, fmt.Sprintf("stream %d: generator offered %.0f fps, %.2f%% below the intended %.0f fps",
-				st.spec.ID, r.OfferedFPS, 100*(1-r.OfferedFPS/intended), intended))
-		case r.Lost > 0 && time.Duration(r.MaxLagNs) > e.cfg.MaxLag &&
-			float64(r.Lost) <= time.Duration(r.MaxLagNs).Seconds()*intended:
-			// A stall makes a catch-up burst of about lag·rate frames;
-			// when that many frames could account for all the loss, the
-			// loss may be the tester's burst rather than the DUT's.
-			reasons = append(reasons, fmt.Sprintf("stream %d: generator fell %.1f ms behind schedule and caught up with a burst of about %.0f frames, enough to explain the %d lost",
-				st.spec.ID, float64(r.MaxLagNs)/1e6, time.Duration(r.MaxLagNs).Seconds()*intended, r.Lost))
-		}
+		reasons = append(reasons, generatorReasons(st, r, intended, tol, e.cfg.MaxLag, stop.Load())...)
 		if r.KernelDrops > 0 {
 			reasons = append(reasons, fmt.Sprintf("port %s: the receiving side dropped %d frames in the kernel (socket %d, interface %s rx_dropped %d)",
 				e.ports[to].name, r.KernelDrops, kdrops[to], e.ports[to].cfg.Interface, linkDrops[to]))
@@ -371,13 +332,68 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 		res.TesterLimited = true
 		res.TesterLimitReason = joinReasons(reasons)
 	}
-	if err := errors.Join(txErrs...); err != nil {
-		return res, fmt.Errorf("trial: %w", err)
+	if txErr != nil {
+		return res, fmt.Errorf("trial: %w", txErr)
 	}
 	if derr != nil {
 		return res, fmt.Errorf("trial: read receive counters: %w", derr)
 	}
 	return res, ctx.Err()
+}
+
+// trialTx is the transmit side of a trial: the raw engine's transmitter or
+// the UDP engine's. run sends the side's streams until their pacers are done,
+// the hard stop passes or the trial is stopped.
+type trialTx interface{ run() error }
+
+// hardStop is when a generator that falls behind is cut off: just after the
+// trial's duration, so the trial is marked tester-limited rather than run
+// long (0, none, for a burst).
+func hardStop(spec Spec) time.Duration {
+	if spec.BurstFrames > 0 {
+		return 0
+	}
+	return spec.Duration + spec.Duration/100 + 10*time.Millisecond
+}
+
+// runTraffic runs one trial's transmitters (a nil entry is a side that does
+// not send) to their end, then stores the settle deadline (the streams' last
+// send time plus settle, wall-clock ns) in the receivers and sleeps until the
+// deadline plus LateGrace, to see late frames. It is not cut short by a
+// cancelled context: frames in flight are counted. It returns the
+// transmitters' errors joined.
+func runTraffic(txs [2]trialTx, states []*streamState, rx [2]*rxTrial, settle time.Duration) error {
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, t := range txs {
+		if t != nil {
+			wg.Go(func() { errs[i] = t.run() })
+		}
+	}
+	wg.Wait()
+	var lastNs int64
+	for _, s := range states {
+		lastNs = max(lastNs, s.lastNs)
+	}
+	if lastNs == 0 {
+		lastNs = time.Now().UnixNano()
+	}
+	deadline := lastNs + int64(settle)
+	for _, t := range rx {
+		t.deadlineNs.Store(deadline)
+	}
+	time.Sleep(time.Until(time.Unix(0, deadline).Add(LateGrace)))
+	return errors.Join(errs[:]...)
+}
+
+// intendedFPS is the rate a stream was meant to be offered at (frames/s):
+// the average planned rate of its pacer (RateChange included), or the
+// spec's rate when the pacer plans no rate.
+func intendedFPS(st *streamState, spec Spec) float64 {
+	if st.pacer.RateFPS > 0 && st.pacer.Total > 1 {
+		return float64(st.pacer.Total-1) / st.pacer.SendTime(st.pacer.Total-1).Seconds()
+	}
+	return spec.RateFPS
 }
 
 func joinReasons(r []string) string {

@@ -228,31 +228,14 @@ func (e *UDPEngine) Run(ctx context.Context, spec Spec) (Result, error) {
 	stopCtx := context.AfterFunc(ctx, func() { stop.Store(true) })
 	defer stopCtx()
 	res.Start = time.Now()
-	txErrs := make([]error, 2)
-	var wg sync.WaitGroup
+	var txs [2]trialTx
 	for i := range e.sides {
 		if len(tx[i]) == 0 {
 			continue
 		}
-		t := &udpTransmitter{streams: tx[i], runID: runID, stop: &stop, tagAfter: spec.TagAfter, cpu: e.cfg.TxCPU - 1, where: e.sides[i].where()}
-		if spec.BurstFrames == 0 {
-			t.hardStop = spec.Duration + spec.Duration/100 + 10*time.Millisecond
-		}
-		wg.Go(func() { txErrs[i] = t.run() })
+		txs[i] = &udpTransmitter{streams: tx[i], runID: runID, stop: &stop, tagAfter: spec.TagAfter, cpu: e.cfg.TxCPU - 1, where: e.sides[i].where(), hardStop: hardStop(spec)}
 	}
-	wg.Wait()
-	var lastNs int64
-	for _, s := range states {
-		lastNs = max(lastNs, s.lastNs)
-	}
-	if lastNs == 0 {
-		lastNs = time.Now().UnixNano()
-	}
-	deadline := lastNs + int64(spec.Settle)
-	for _, t := range rx {
-		t.deadlineNs.Store(deadline)
-	}
-	time.Sleep(time.Until(time.Unix(0, deadline).Add(LateGrace)))
+	txErr := runTraffic(txs, states, rx, spec.Settle)
 	var rerrs []error
 	for _, s := range e.sides {
 		rerrs = append(rerrs, s.rx[fam].conn.SetReadDeadline(time.Now()))
@@ -288,10 +271,7 @@ func (e *UDPEngine) Run(ctx context.Context, spec Spec) (Result, error) {
 	tol := e.cfg.TesterLimitTolerance
 	assigned := [2]bool{}
 	for _, st := range states {
-		intended := spec.RateFPS
-		if st.pacer.RateFPS > 0 && st.pacer.Total > 1 {
-			intended = float64(st.pacer.Total-1) / st.pacer.SendTime(st.pacer.Total-1).Seconds()
-		}
+		intended := intendedFPS(st, spec)
 		r := st.result(intended)
 		to := 1 - sender(st.spec.Direction)
 		if !assigned[to] {
@@ -309,8 +289,8 @@ func (e *UDPEngine) Run(ctx context.Context, spec Spec) (Result, error) {
 		res.TesterLimited = true
 		res.TesterLimitReason = joinReasons(reasons)
 	}
-	if err := errors.Join(txErrs...); err != nil {
-		return res, fmt.Errorf("trial: %w", err)
+	if txErr != nil {
+		return res, fmt.Errorf("trial: %w", txErr)
 	}
 	if err := errors.Join(rerrs...); err != nil {
 		return res, fmt.Errorf("trial: receive: %w", err)
@@ -322,7 +302,10 @@ func (e *UDPEngine) Run(ctx context.Context, spec Spec) (Result, error) {
 const udpMinLearning = 20 * time.Millisecond
 
 // generatorReasons says why a stream's trial is tester-limited on the
-// sending side (the rules of the raw engine; see the package doc).
+// sending side (both engines' rules; see the package doc): frames the kernel
+// refused, a generator behind its plan, an offered rate more than tol below
+// the intended fps, or a stall over maxLag whose catch-up burst could explain
+// the loss.
 func generatorReasons(st *streamState, r StreamResult, intended, tol float64, maxLag time.Duration, stopped bool) []string {
 	switch {
 	case st.failed > 0:

@@ -331,10 +331,7 @@ func StartUDPSend(ctx context.Context, cfg UDPHalfConfig, spec Spec, runID uint8
 		for t0 := time.Now(); time.Since(t0) < wait && !u.stop.Load(); {
 			time.Sleep(min(5*time.Millisecond, wait-time.Since(t0)))
 		}
-		t := &udpTransmitter{streams: u.streams, runID: runID, stop: &u.stop, tagAfter: spec.TagAfter, cpu: -1, where: "udp sender"}
-		if spec.BurstFrames == 0 {
-			t.hardStop = spec.Duration + spec.Duration/100 + 10*time.Millisecond
-		}
+		t := &udpTransmitter{streams: u.streams, runID: runID, stop: &u.stop, tagAfter: spec.TagAfter, cpu: -1, where: "udp sender", hardStop: hardStop(spec)}
 		if !opt.Deadline.IsZero() {
 			if d := time.Until(opt.Deadline); t.hardStop == 0 || d < t.hardStop {
 				t.hardStop = max(d, time.Nanosecond)
