@@ -36,7 +36,12 @@
 // ProbeFrames frames at 1% of line rate. When not one frame of a stream comes
 // through, the size cannot cross the path (an MTU below it) and every test at
 // that size reports zero throughput with the reason, as RFC 2544 §9.4 asks,
-// instead of a failed search. Probes are kept in Results.Probes.
+// instead of a failed search. A probe the Tester refuses with an error
+// wrapping framing.ErrAboveMTU (its own port cannot carry the size: the
+// first hop of the path) counts the same way, its reason naming the size
+// and the port's limit; the Observer hears of it as a finished trial in
+// which nothing was sent. That refusal of any other trial, or with NoProbe,
+// stays an error. Probes are kept in Results.Probes.
 //
 // # Tester limits
 //

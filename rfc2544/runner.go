@@ -278,9 +278,17 @@ func (r *Runner) probe(ctx context.Context, p Plan, size int) (ProbeResult, erro
 	spec := p.spec(size, fps)
 	spec.Duration = 0
 	spec.BurstFrames = ProbeFrames
-	rec, err := r.trial(ctx, p, trialReq{test: TestProbe, size: size, step: 1, intendedPercent: fps / lr * 100, tolerance: probeTolerance, spec: spec})
+	q := trialReq{test: TestProbe, size: size, step: 1, intendedPercent: fps / lr * 100, tolerance: probeTolerance, spec: spec}
+	rec, err := r.trial(ctx, p, q)
+	var refused string
 	if err != nil {
-		return ProbeResult{FrameSize: size}, err
+		if !errors.Is(err, framing.ErrAboveMTU) {
+			return ProbeResult{FrameSize: size}, err
+		}
+		// The tester refused, before sending, a frame larger than its own
+		// port's MTU: the first hop cannot carry this size, so not one
+		// frame of it crosses the path (§9.4), and the run goes on.
+		rec, refused = r.refusedProbe(p, q, err)
 	}
 	pr := ProbeResult{FrameSize: size, Passed: len(rec.Result.Streams) > 0, Trial: rec}
 	for _, s := range rec.Result.Streams {
@@ -288,7 +296,11 @@ func (r *Runner) probe(ctx context.Context, p Plan, size int) (ProbeResult, erro
 			pr.Passed = false
 		}
 	}
-	if !pr.Passed {
+	switch {
+	case refused != "":
+		pr.Passed = false
+		pr.Reason = refused
+	case !pr.Passed:
 		smaller := 0
 		for f, o := range r.probes {
 			if o.Passed && f < size && f > smaller {
@@ -306,6 +318,29 @@ func (r *Runner) probe(ctx context.Context, p Plan, size int) (ProbeResult, erro
 		r.res.Probes = append(r.res.Probes, pr)
 	}
 	return pr, nil
+}
+
+// refusedProbe records a probe trial the Tester refused with
+// framing.ErrAboveMTU as what it means for the path: every stream sent and
+// received nothing. The Observer hears of it as a finished trial (so a
+// journal keeps the run's trial sequence), and reason names the size and
+// the tester port's limit.
+func (r *Runner) refusedProbe(p Plan, q trialReq, err error) (rec TrialRecord, reason string) {
+	res := trials.Result{Spec: q.spec, Start: time.Now()}
+	for _, st := range q.spec.Streams {
+		res.Streams = append(res.Streams, trials.StreamResult{ID: st.ID, Direction: st.Direction,
+			IntendedFPS: q.spec.RateFPS, TaggedLatencyNs: -1, LastLossNs: -1})
+	}
+	rec = newRecord(p, q, res)
+	if r.Observer != nil {
+		r.Observer.TrialFinished(rec)
+	}
+	var fe *framing.FrameSizeError
+	if errors.As(err, &fe) {
+		return rec, fmt.Sprintf("frame size %d cannot leave the tester: a tester port's MTU is %d (frames of at most %d bytes); raise the MTU on every hop to at least %d; reported as zero throughput (RFC 2544 §9.4)",
+			q.size, fe.MTU, fe.Limit, framing.IPPacketSize(fe.Size, fe.VLAN))
+	}
+	return rec, fmt.Sprintf("frame size %d cannot leave the tester: %v; reported as zero throughput (RFC 2544 §9.4)", q.size, err)
 }
 
 // sleepCtx sleeps for d or until ctx is done.

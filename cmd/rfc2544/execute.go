@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials"
@@ -78,8 +79,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 	}
 	defer ot.close()
 
-	fh := &firstHopTester{next: &capTester{next: ot.tester, capBps: s.capBps, capFlag: s.capNote}}
-	rt := &replayTester{next: fh, pending: replay}
+	rt := &replayTester{next: &capTester{next: ot.tester, capBps: s.capBps, capFlag: s.capNote}, pending: replay}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var prog *progress
@@ -109,7 +109,6 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 	if res == nil {
 		res = &rfc2544.Results{Schema: rfc2544.SchemaVersion, Plan: p}
 	}
-	fh.explain(res)
 	res.Tool = toolVersion()
 	res.Started = started
 	if res.Tester.Transport == "" {
@@ -175,7 +174,7 @@ func (o *runObserver) TrialFinished(rec rfc2544.TrialRecord) {
 	fromJournal := o.replayed < o.rt.done
 	if fromJournal {
 		o.replayed++
-	} else if o.err == nil && o.rt.lastErr == nil {
+	} else if o.err == nil && (o.rt.lastErr == nil || refusedProbe(rec, o.rt.lastErr)) {
 		if err := o.j.append(rec); err != nil {
 			o.err = err
 			o.cancel(err)
@@ -185,6 +184,13 @@ func (o *runObserver) TrialFinished(rec rfc2544.TrialRecord) {
 		o.prog.fromJournal = fromJournal
 		o.prog.TrialFinished(rec)
 	}
+}
+
+// refusedProbe reports whether rec is a path probe the tester refused as
+// above its port's MTU: the Runner records it as a finished trial in which
+// nothing crossed, so the journal keeps it like any other.
+func refusedProbe(rec rfc2544.TrialRecord, err error) bool {
+	return rec.Test == rfc2544.TestProbe && errors.Is(err, framing.ErrAboveMTU)
 }
 
 // testerLimited reports whether any result is tester-limited: the tester,
