@@ -99,22 +99,11 @@ func (t *transmitter) run() error {
 		wait := time.Duration(math.MaxInt64)
 		queued, active := 0, false
 		for i, s := range t.streams {
-			if s.pacer.Done(s.queued) {
-				continue
-			}
-			active = true
-			w, n := s.pacer.Pace(el, s.queued)
+			n, w, ok := s.due(el, ns, t.tagAfter)
+			active = active || ok
 			if n == 0 {
 				wait = min(wait, w)
 				continue
-			}
-			if s.firstNs == 0 {
-				s.firstNs = ns
-			} else if s.pacer.RateFPS > 0 {
-				s.maxLag = max(s.maxLag, el-s.pacer.SendTime(s.queued))
-			}
-			if t.tagAfter > 0 && el >= t.tagAfter && s.tagSeq.Load() == math.MaxUint64 {
-				s.tagSeq.Store(s.queued)
 			}
 			if ns, err = t.queue(i, s, n, ns); err != nil {
 				break
@@ -139,6 +128,31 @@ func (t *transmitter) run() error {
 	ferr := t.flush()
 	t.p.txHead = t.head
 	return errors.Join(err, ferr)
+}
+
+// due is one transmit loop step of stream s at elapsed time el of the trial
+// (ns, the wall clock then in Unix ns): n frames are due now, or none and
+// wait is the time until the next one. ok is false once the pacer is done
+// (n and wait are then 0 and must be ignored). When n > 0 it records the
+// first send time, how far behind schedule the batch goes out, and the tag
+// point (Spec.TagAfter, tagAfter > 0). It does not allocate.
+func (s *streamState) due(el time.Duration, ns int64, tagAfter time.Duration) (n int, wait time.Duration, ok bool) {
+	if s.pacer.Done(s.queued) {
+		return 0, time.Duration(math.MaxInt64), false
+	}
+	wait, n = s.pacer.Pace(el, s.queued)
+	if n == 0 {
+		return 0, wait, true
+	}
+	if s.firstNs == 0 {
+		s.firstNs = ns
+	} else if s.pacer.RateFPS > 0 {
+		s.maxLag = max(s.maxLag, el-s.pacer.SendTime(s.queued))
+	}
+	if tagAfter > 0 && el >= tagAfter && s.tagSeq.Load() == math.MaxUint64 {
+		s.tagSeq.Store(s.queued)
+	}
+	return n, 0, true
 }
 
 // txNice is the nice value of sending threads (per-thread on Linux).

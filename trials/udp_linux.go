@@ -462,6 +462,14 @@ func (r *udpReceiver) run() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	pinThread(r.cpu)
+	r.readLoop(r.process)
+}
+
+// readLoop reads batches with recvmmsg and hands each batch's count to
+// process (one call per batch) until the read deadline passes or a read
+// fails; r.err records a failure. A refused-port error (ECONNREFUSED, an ICMP
+// answer to our own sends) is skipped. The caller locks the OS thread.
+func (r *udpReceiver) readLoop(process func(n int)) {
 	for {
 		r.n, r.errno = 0, 0
 		if err := r.raw.Read(r.readFn); err != nil {
@@ -477,7 +485,7 @@ func (r *udpReceiver) run() {
 			r.err = fmt.Errorf("recvmmsg: %w", r.errno)
 			return
 		}
-		r.process(r.n)
+		process(r.n)
 	}
 }
 
@@ -662,23 +670,11 @@ func (t *udpTransmitter) run() error {
 		wait := time.Duration(math.MaxInt64)
 		sent, active := 0, false
 		for _, s := range t.streams {
-			st := s.st
-			if st.pacer.Done(st.queued) {
-				continue
-			}
-			active = true
-			w, n := st.pacer.Pace(el, st.queued)
+			n, w, ok := s.st.due(el, ns, t.tagAfter)
+			active = active || ok
 			if n == 0 {
 				wait = min(wait, w)
 				continue
-			}
-			if st.firstNs == 0 {
-				st.firstNs = ns
-			} else if st.pacer.RateFPS > 0 {
-				st.maxLag = max(st.maxLag, el-st.pacer.SendTime(st.queued))
-			}
-			if t.tagAfter > 0 && el >= t.tagAfter && st.tagSeq.Load() == math.MaxUint64 {
-				st.tagSeq.Store(st.queued)
 			}
 			if err := t.send(s, n, ns); err != nil {
 				return err

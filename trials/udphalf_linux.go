@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -109,26 +108,12 @@ func (u *UDPReceive) run() {
 	r := u.r
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	for {
-		r.n, r.errno = 0, 0
-		if err := r.raw.Read(r.readFn); err != nil {
-			if !errors.Is(err, os.ErrDeadlineExceeded) {
-				r.err = err
-			}
-			return
-		}
-		if r.errno != 0 {
-			if r.errno == unix.ECONNREFUSED {
-				continue
-			}
-			r.err = fmt.Errorf("recvmmsg: %w", r.errno)
-			return
-		}
-		u.process(r.n)
-		for i := 0; i < r.n; i++ {
+	r.readLoop(func(n int) {
+		u.process(n)
+		for i := 0; i < n; i++ {
 			r.hdrs[i].hdr.Namelen = unix.SizeofSockaddrInet6
 		}
-	}
+	})
 }
 
 // source is the source address of datagram i of the batch.
