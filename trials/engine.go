@@ -125,16 +125,36 @@ func (c Config) withDefaults() Config {
 	if c.ResolveTimeout <= 0 {
 		c.ResolveTimeout = DefaultResolveTimeout
 	}
-	if c.TesterLimitTolerance <= 0 {
-		c.TesterLimitTolerance = DefaultTesterLimitTolerance
-	}
+	c.TesterLimitTolerance, c.MaxLag = limitDefaults(c.TesterLimitTolerance, c.MaxLag)
 	if c.Batch <= 0 {
 		c.Batch = DefaultBatch
 	}
-	if c.MaxLag <= 0 {
-		c.MaxLag = DefaultMaxLag
-	}
 	return c
+}
+
+// limitDefaults fills in the tester-limited rule's tolerance (a fraction)
+// and stall bound when unset (≤ 0), for every engine's config.
+func limitDefaults(tol float64, maxLag time.Duration) (float64, time.Duration) {
+	if tol <= 0 {
+		tol = DefaultTesterLimitTolerance
+	}
+	if maxLag <= 0 {
+		maxLag = DefaultMaxLag
+	}
+	return tol, maxLag
+}
+
+// validateLimits checks the rate cap (frames/s) and the tester-limited
+// tolerance (a fraction) shared by the engines' configs; prefix starts each
+// field's name in the error ("" or "udp ").
+func validateLimits(prefix string, maxRateFPS, tol float64) error {
+	if maxRateFPS < 0 {
+		return fmt.Errorf("%smax_rate_fps %g: must be 0 (no cap) or positive", prefix, maxRateFPS)
+	}
+	if tol < 0 || tol >= 1 {
+		return fmt.Errorf("%stester_limit_tolerance %g: want a fraction in [0, 1), e.g. 0.01", prefix, tol)
+	}
+	return nil
 }
 
 // Validate checks c; the error names the field, the value and the fix.
@@ -150,16 +170,13 @@ func (c Config) Validate() error {
 	if c.A.Namespace == c.B.Namespace && c.A.Interface == c.B.Interface {
 		return fmt.Errorf("port b interface %q: same as port a; give two different ports", c.B.Interface)
 	}
-	if c.MaxRateFPS < 0 {
-		return fmt.Errorf("max_rate_fps %g: must be 0 (no cap) or positive", c.MaxRateFPS)
+	if err := validateLimits("", c.MaxRateFPS, c.TesterLimitTolerance); err != nil {
+		return err
 	}
 	for size, fps := range c.CeilingFPS {
 		if size <= 0 || fps <= 0 {
 			return fmt.Errorf("ceiling_fps[%d] = %g: want positive frame sizes and rates (run 'rfc2544 calibrate')", size, fps)
 		}
-	}
-	if c.TesterLimitTolerance < 0 || c.TesterLimitTolerance >= 1 {
-		return fmt.Errorf("tester_limit_tolerance %g: want a fraction in [0, 1), e.g. 0.01", c.TesterLimitTolerance)
 	}
 	if c.Batch < 0 || c.Batch > 4096 {
 		return fmt.Errorf("batch %d: want 0 (default %d) to 4096", c.Batch, DefaultBatch)

@@ -81,11 +81,7 @@ func newTransmitter(p *port, streams []*streamState, runID uint8, batch int, sto
 func (t *transmitter) run() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-	pinThread(t.cpu)
-	// Ask for a larger CPU share (nice −10, root only): on a busy box a
-	// descheduled sender falls behind and catches up in bursts.
-	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), txNice)
+	txThread(t.cpu)
 
 	start := time.Now()
 	var err error
@@ -153,6 +149,16 @@ func (s *streamState) due(el time.Duration, ns int64, tagAfter time.Duration) (n
 		s.tagSeq.Store(s.queued)
 	}
 	return n, 0, true
+}
+
+// txThread readies the calling, locked OS thread to send: timer slack 1 ns
+// (sleep wakes on time), pinned to CPU cpu when cpu ≥ 0, and a larger CPU
+// share (nice −10, root only): on a busy box a descheduled sender falls
+// behind and catches up in bursts.
+func txThread(cpu int) {
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	pinThread(cpu)
+	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), txNice)
 }
 
 // txNice is the nice value of sending threads (per-thread on Linux).

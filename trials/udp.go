@@ -78,12 +78,7 @@ func (c UDPConfig) withDefaults() UDPConfig {
 	if c.PathMTU == 0 {
 		c.PathMTU = DefaultPathMTU
 	}
-	if c.TesterLimitTolerance <= 0 {
-		c.TesterLimitTolerance = DefaultTesterLimitTolerance
-	}
-	if c.MaxLag <= 0 {
-		c.MaxLag = DefaultMaxLag
-	}
+	c.TesterLimitTolerance, c.MaxLag = limitDefaults(c.TesterLimitTolerance, c.MaxLag)
 	if c.Batch <= 0 {
 		c.Batch = udpMaxBatch
 	}
@@ -125,11 +120,8 @@ func (c UDPConfig) Validate() error {
 	if c.PathMTU != 0 && (c.PathMTU < 1280 || c.PathMTU > 65535) {
 		return fmt.Errorf("udp path_mtu %d: want 1280 to 65535 bytes, or 0 for %d", c.PathMTU, DefaultPathMTU)
 	}
-	if c.MaxRateFPS < 0 {
-		return fmt.Errorf("udp max_rate_fps %g: must be 0 (no cap) or positive", c.MaxRateFPS)
-	}
-	if c.TesterLimitTolerance < 0 || c.TesterLimitTolerance >= 1 {
-		return fmt.Errorf("udp tester_limit_tolerance %g: want a fraction in [0, 1), e.g. 0.01", c.TesterLimitTolerance)
+	if err := validateLimits("udp ", c.MaxRateFPS, c.TesterLimitTolerance); err != nil {
+		return err
 	}
 	if c.Batch < 0 || c.Batch > udpMaxBatch {
 		return fmt.Errorf("udp batch %d: want 0 (default %d) to %d datagrams per call", c.Batch, udpMaxBatch, udpMaxBatch)

@@ -656,9 +656,7 @@ type udpTransmitter struct {
 func (t *udpTransmitter) run() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-	pinThread(t.cpu)
-	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), txNice)
+	txThread(t.cpu)
 	start := time.Now()
 	for !t.stop.Load() {
 		now := time.Now()

@@ -30,12 +30,7 @@ func (c UDPHalfConfig) withDefaults() UDPHalfConfig {
 	if c.Batch <= 0 || c.Batch > udpMaxBatch {
 		c.Batch = udpMaxBatch
 	}
-	if c.TesterLimitTolerance <= 0 {
-		c.TesterLimitTolerance = DefaultTesterLimitTolerance
-	}
-	if c.MaxLag <= 0 {
-		c.MaxLag = DefaultMaxLag
-	}
+	c.TesterLimitTolerance, c.MaxLag = limitDefaults(c.TesterLimitTolerance, c.MaxLag)
 	return c
 }
 
