@@ -100,9 +100,24 @@ func TestAgentMatchesLocalShaped(t *testing.T) {
 			Trial:      rfc2544.TrialConfig{Duration: rfc2544.Duration(time.Second), Settle: rfc2544.Duration(200 * time.Millisecond)},
 			Throughput: rfc2544.ThroughputConfig{ResolutionPercent: 0.25, InitialPercent: 60, MinPercent: 40, MaxPercent: 60, StartPercent: 40},
 		}}
-		res, err := r.Throughput(ctx, size)
-		if err != nil {
-			t.Fatalf("%s throughput: %v", name, err)
+		// A search that ends tester-limited measured the tester, not the
+		// DUT (a generator descheduled for a few ms on the 2 shared CPUs
+		// is flagged so, by design): it is no figure to compare, so it is
+		// run again, at most twice, and logged.
+		var res rfc2544.ThroughputResult
+		for attempt := 1; ; attempt++ {
+			var err error
+			res, err = r.Throughput(ctx, size)
+			if err != nil {
+				t.Fatalf("%s throughput: %v", name, err)
+			}
+			if !res.TesterLimited || attempt == 3 {
+				break
+			}
+			t.Logf("%s: search %d ended tester-limited (%s); searching again", name, attempt, res.TesterLimitReason)
+		}
+		if res.TesterLimited {
+			t.Errorf("%s: every search ended tester-limited: %s", name, res.TesterLimitReason)
 		}
 		for _, tr := range res.Trials {
 			t.Logf("%s trial %d: intended %.0f offered %.0f fps loss %.3f%% %v %s", name, tr.Step, tr.IntendedFPS, tr.OfferedFPS, tr.LossPercent, tr.Outcome, tr.TesterLimitReason)
