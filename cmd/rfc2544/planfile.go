@@ -200,19 +200,8 @@ func join(path, k string) string {
 // yamlFieldTypes maps a struct's YAML field names to their types.
 func yamlFieldTypes(t reflect.Type) map[string]reflect.Type {
 	m := map[string]reflect.Type{}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		m[name] = f.Type
+	for _, f := range yamlStructFields(t) {
+		m[f.name] = f.typ
 	}
 	return m
 }
@@ -220,6 +209,21 @@ func yamlFieldTypes(t reflect.Type) map[string]reflect.Type {
 // yamlFields lists a struct's YAML field names in declaration order.
 func yamlFields(t reflect.Type) []string {
 	var names []string
+	for _, f := range yamlStructFields(t) {
+		names = append(names, f.name)
+	}
+	return names
+}
+
+type yamlField struct {
+	name string
+	typ  reflect.Type
+}
+
+// yamlStructFields lists a struct's exported fields under their YAML names
+// (the tag's name, else the lower-cased Go name; "-" skipped), in order.
+func yamlStructFields(t reflect.Type) []yamlField {
+	var fs []yamlField
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if !f.IsExported() {
@@ -232,9 +236,9 @@ func yamlFields(t reflect.Type) []string {
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		names = append(names, name)
+		fs = append(fs, yamlField{name, f.Type})
 	}
-	return names
+	return fs
 }
 
 // closest returns the candidate within edit distance 2 of s, if any.
