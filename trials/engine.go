@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -325,3 +326,31 @@ func CeilingMap(pts []CalibrationPoint) map[int]float64 {
 	}
 	return m
 }
+
+// limits collects why a trial is tester-limited.
+type limits struct {
+	reasons []string
+	lasting bool // some reason is not a transient stall
+}
+
+// add records reasons; transient says they are all stalls of the tester's
+// host rather than a ceiling.
+func (l *limits) add(transient bool, reasons []string) {
+	if len(reasons) == 0 {
+		return
+	}
+	l.reasons = append(l.reasons, reasons...)
+	l.lasting = l.lasting || !transient
+}
+
+// apply marks res tester-limited when any reason was added.
+func (l *limits) apply(res *Result) {
+	if len(l.reasons) == 0 {
+		return
+	}
+	res.TesterLimited = true
+	res.TesterLimitReason = joinReasons(l.reasons)
+	res.TesterLimitTransient = !l.lasting
+}
+
+func joinReasons(r []string) string { return strings.Join(r, "; ") }

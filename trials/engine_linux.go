@@ -301,7 +301,7 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 
 	// Results.
 	res.Paths = e.pathsLocked()
-	var reasons []string
+	var lim limits
 	tol := e.cfg.TesterLimitTolerance
 	kdropsAssigned := [2]bool{}
 	for _, st := range states {
@@ -315,10 +315,10 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 			kdropsAssigned[to] = true
 		}
 		res.Streams = append(res.Streams, r)
-		reasons = append(reasons, generatorReasons(st, r, intended, tol, e.cfg.MaxLag, stop.Load())...)
+		lim.add(generatorReasons(st, r, intended, tol, e.cfg.MaxLag, stop.Load()))
 		if r.KernelDrops > 0 {
-			reasons = append(reasons, fmt.Sprintf("port %s: the receiving side dropped %d frames in the kernel (socket %d, interface %s rx_dropped %d)",
-				e.ports[to].name, r.KernelDrops, kdrops[to], e.ports[to].cfg.Interface, linkDrops[to]))
+			lim.add(false, []string{fmt.Sprintf("port %s: the receiving side dropped %d frames in the kernel (socket %d, interface %s rx_dropped %d)",
+				e.ports[to].name, r.KernelDrops, kdrops[to], e.ports[to].cfg.Interface, linkDrops[to])})
 		}
 	}
 	// Calibrated ceiling: loss at or above what this tester can carry is
@@ -327,11 +327,8 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 	for i, n := range perPort {
 		loads[i] = rate * float64(n)
 	}
-	reasons = append(reasons, ceilingReasons(e.cfg.CeilingFPS, spec.FrameSize, loads, res.LossPercent(), tol)...)
-	if len(reasons) > 0 {
-		res.TesterLimited = true
-		res.TesterLimitReason = joinReasons(reasons)
-	}
+	lim.add(false, ceilingReasons(e.cfg.CeilingFPS, spec.FrameSize, loads, res.LossPercent(), tol))
+	lim.apply(&res)
 	if txErr != nil {
 		return res, fmt.Errorf("trial: %w", txErr)
 	}
@@ -394,14 +391,6 @@ func intendedFPS(st *streamState, spec Spec) float64 {
 		return float64(st.pacer.Total-1) / st.pacer.SendTime(st.pacer.Total-1).Seconds()
 	}
 	return spec.RateFPS
-}
-
-func joinReasons(r []string) string {
-	s := r[0]
-	for _, x := range r[1:] {
-		s += "; " + x
-	}
-	return s
 }
 
 // pacedBatch caps the batch of paced streams: a batch's frames share one

@@ -18,6 +18,12 @@ type Result struct {
 	TesterLimited bool `json:"tester_limited,omitempty"`
 	// TesterLimitReason says why, for the report.
 	TesterLimitReason string `json:"tester_limit_reason,omitempty"`
+	// TesterLimitTransient is set when every tester limit of the trial was
+	// a stall of the tester's own host (the generator was not scheduled in
+	// time and caught up with a burst that could explain the loss) rather
+	// than a ceiling the tester keeps hitting: the same trial run again may
+	// well be valid. The rfc2544 runner repeats such trials (trial.retries).
+	TesterLimitTransient bool `json:"tester_limit_transient,omitempty"`
 	// Paths records which kernel paths the engine used.
 	Paths Paths `json:"paths"`
 }

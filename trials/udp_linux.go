@@ -267,7 +267,7 @@ func (e *UDPEngine) Run(ctx context.Context, spec Spec) (Result, error) {
 	if !e.tsSeen.Load() {
 		res.Paths.Timestamps = "none"
 	}
-	var reasons []string
+	var lim limits
 	tol := e.cfg.TesterLimitTolerance
 	assigned := [2]bool{}
 	for _, st := range states {
@@ -279,16 +279,13 @@ func (e *UDPEngine) Run(ctx context.Context, spec Spec) (Result, error) {
 			assigned[to] = true
 		}
 		res.Streams = append(res.Streams, r)
-		reasons = append(reasons, generatorReasons(st, r, intended, tol, e.cfg.MaxLag, stop.Load())...)
+		lim.add(generatorReasons(st, r, intended, tol, e.cfg.MaxLag, stop.Load()))
 		if r.KernelDrops > 0 {
-			reasons = append(reasons, fmt.Sprintf("%s: the receiving socket dropped %d datagrams in the kernel (receive queue overflow)",
-				e.sides[to].where(), r.KernelDrops))
+			lim.add(false, []string{fmt.Sprintf("%s: the receiving socket dropped %d datagrams in the kernel (receive queue overflow)",
+				e.sides[to].where(), r.KernelDrops)})
 		}
 	}
-	if len(reasons) > 0 {
-		res.TesterLimited = true
-		res.TesterLimitReason = joinReasons(reasons)
-	}
+	lim.apply(&res)
 	if txErr != nil {
 		return res, fmt.Errorf("trial: %w", txErr)
 	}
@@ -305,23 +302,24 @@ const udpMinLearning = 20 * time.Millisecond
 // sending side (both engines' rules; see the package doc): frames the kernel
 // refused, a generator behind its plan, an offered rate more than tol below
 // the intended fps, or a stall over maxLag whose catch-up burst could explain
-// the loss.
-func generatorReasons(st *streamState, r StreamResult, intended, tol float64, maxLag time.Duration, stopped bool) []string {
+// the loss. Only the last is transient: the generator kept its rate but the
+// tester's host did not schedule it for a while.
+func generatorReasons(st *streamState, r StreamResult, intended, tol float64, maxLag time.Duration, stopped bool) (transient bool, reasons []string) {
 	switch {
 	case st.failed > 0:
-		return []string{fmt.Sprintf("stream %d: the kernel refused %d frames", st.spec.ID, st.failed)}
+		return false, []string{fmt.Sprintf("stream %d: the kernel refused %d frames", st.spec.ID, st.failed)}
 	case st.pacer.Total > 0 && st.queued < st.pacer.Total && !stopped:
-		return []string{fmt.Sprintf("stream %d: generator sent %d of %d planned frames in time (behind the intended %.0f fps)",
+		return false, []string{fmt.Sprintf("stream %d: generator sent %d of %d planned frames in time (behind the intended %.0f fps)",
 			st.spec.ID, st.queued, st.pacer.Total, intended)}
 	case st.pacer.RateFPS > 0 && st.pacer.Total > 1 && r.OfferedFPS < intended*(1-tol):
-		return []string{fmt.Sprintf("stream %d: generator offered %.0f fps, %.2f%% below the intended %.0f fps",
+		return false, []string{fmt.Sprintf("stream %d: generator offered %.0f fps, %.2f%% below the intended %.0f fps",
 			st.spec.ID, r.OfferedFPS, 100*(1-r.OfferedFPS/intended), intended)}
 	case r.Lost > 0 && time.Duration(r.MaxLagNs) > maxLag &&
 		float64(r.Lost) <= time.Duration(r.MaxLagNs).Seconds()*intended:
-		return []string{fmt.Sprintf("stream %d: generator fell %.1f ms behind schedule and caught up with a burst of about %.0f frames, enough to explain the %d lost",
+		return true, []string{fmt.Sprintf("stream %d: generator fell %.1f ms behind schedule and caught up with a burst of about %.0f frames, enough to explain the %d lost",
 			st.spec.ID, float64(r.MaxLagNs)/1e6, time.Duration(r.MaxLagNs).Seconds()*intended, r.Lost)}
 	}
-	return nil
+	return false, nil
 }
 
 // setBuf sets a socket buffer, forced past the system limit when permitted.

@@ -346,7 +346,7 @@ func (u *UDPSend) Stop() (UDPSendResult, error) {
 	u.stop.Store(true)
 	<-u.done
 	u.once.Do(func() {
-		var reasons []string
+		var lim limits
 		for _, s := range u.streams {
 			st := s.st
 			intended := u.spec.RateFPS
@@ -357,10 +357,10 @@ func (u *UDPSend) Stop() (UDPSendResult, error) {
 			r.Received, r.Lost, r.LastLossNs = 0, 0, -1
 			r.Latency, r.TaggedLatencyNs = LatencySummary{}, -1
 			u.res.Streams = append(u.res.Streams, r)
-			reasons = append(reasons, generatorReasons(st, r, intended, u.cfg.TesterLimitTolerance, u.cfg.MaxLag, false)...)
+			lim.add(generatorReasons(st, r, intended, u.cfg.TesterLimitTolerance, u.cfg.MaxLag, false))
 		}
-		if len(reasons) > 0 {
-			u.res.TesterLimitReason = joinReasons(reasons)
+		if len(lim.reasons) > 0 {
+			u.res.TesterLimitReason = joinReasons(lim.reasons)
 		}
 		u.res.Paths = Paths{Transport: "udp", TX: "sendmmsg"}
 	})

@@ -346,29 +346,37 @@ func (t *Tester) run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 		return out, err
 	}
 	// The agent's generator lag of B->A streams, and the catch-up rule of
-	// package trials, which needs the loss only the controller knows.
+	// package trials for every stream, which needs the loss only the
+	// controller knows.
 	maxLag := t.cfg.Half.MaxLag
 	if maxLag <= 0 {
 		maxLag = trials.DefaultMaxLag
 	}
 	var reasons []string
 	for i, s := range out.Streams {
-		if s.Direction != trials.BtoA {
-			continue
-		}
-		for _, r := range remote.Streams {
-			if r.ID == s.ID {
-				out.Streams[i].MaxLagNs = r.MaxLagNs
+		if s.Direction == trials.BtoA {
+			for _, r := range remote.Streams {
+				if r.ID == s.ID {
+					out.Streams[i].MaxLagNs = r.MaxLagNs
+				}
 			}
+		}
+		who := "controller"
+		if s.Direction == trials.BtoA {
+			who = "agent"
 		}
 		lag := time.Duration(out.Streams[i].MaxLagNs)
 		if s.Lost > 0 && lag > maxLag && float64(s.Lost) <= lag.Seconds()*s.IntendedFPS {
-			reasons = append(reasons, fmt.Sprintf("agent: stream %d: generator fell %.1f ms behind schedule and caught up with a burst of about %.0f frames, enough to explain the %d lost",
-				s.ID, float64(lag)/1e6, lag.Seconds()*s.IntendedFPS, s.Lost))
+			reasons = append(reasons, fmt.Sprintf("%s: stream %d: generator fell %.1f ms behind schedule and caught up with a burst of about %.0f frames, enough to explain the %d lost",
+				who, s.ID, float64(lag)/1e6, lag.Seconds()*s.IntendedFPS, s.Lost))
 		}
 	}
-	for _, r := range reasons {
+	if len(reasons) > 0 {
+		// Transient only when the stalls are the trial's sole tester limits.
+		out.TesterLimitTransient = !out.TesterLimited
 		out.TesterLimited = true
+	}
+	for _, r := range reasons {
 		out.TesterLimitReason = joinNonEmpty(out.TesterLimitReason, r)
 	}
 	return out, nil
