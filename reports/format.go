@@ -111,13 +111,18 @@ func percentOfLine(res *rfc2544.Results, frameSize int, v float64) float64 {
 	return v / max * 100
 }
 
-// outcome formats a trial's outcome with its reason.
+// outcome formats a trial's outcome with its reason, and says when the
+// trial had to be run again because the tester's host stalled.
 func outcome(tr rfc2544.TrialRecord) string {
-	if tr.Outcome == rfc2544.OutcomeTesterLimited && tr.TesterLimitReason != "" {
-		return fmt.Sprintf("%s: %s", tr.Outcome, tr.TesterLimitReason)
+	s := string(tr.Outcome)
+	switch {
+	case tr.Outcome == rfc2544.OutcomeTesterLimited && tr.TesterLimitReason != "":
+		s = fmt.Sprintf("%s: %s", tr.Outcome, tr.TesterLimitReason)
+	case tr.Outcome == "":
+		s = dash
 	}
-	if tr.Outcome == "" {
-		return dash
+	if n := len(tr.RetryReasons); n > 0 {
+		s += fmt.Sprintf(" (run %d: %d earlier run(s) discarded, the tester's host stalled: %s)", tr.Attempt, n, strings.Join(tr.RetryReasons, "; "))
 	}
-	return string(tr.Outcome)
+	return s
 }

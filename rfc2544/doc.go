@@ -48,7 +48,10 @@
 // A trial the Tester marks tester-limited (it could not offer the intended
 // load, or its receiver dropped frames) is neither a pass nor a fail. The
 // throughput search stops at one that lost nothing and reports the result as
-// "≥ X, tester-limited"; see Runner.Throughput for the other cases.
+// "≥ X, tester-limited"; see Runner.Throughput for the other cases. A
+// transient limit (the tester's host stalled the generator, which then caught
+// up with a burst) is not a ceiling: every procedure runs such a trial again,
+// up to trial.retries times, before it counts.
 // Results.TrialTime tells how long a run's trials take on real ports, so a
 // run on SimDUT is also an estimate of a plan's duration.
 package rfc2544

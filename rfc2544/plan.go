@@ -78,6 +78,10 @@ type TrialConfig struct {
 	// is recommended (the rfc2544 profile); the quick profile has none. Zero
 	// means the profile's value, like every other field.
 	Rest Duration `json:"rest" yaml:"rest"`
+	// Retries is how many times a trial is run again when the tester's own
+	// host stalled its generator (a transient tester limit, never DUT
+	// loss). Zero means the profile's value (2); -1 means never.
+	Retries int `json:"retries,omitempty" yaml:"retries"`
 }
 
 // Search is a throughput search mode.
@@ -190,6 +194,10 @@ const (
 	// MinFrameSize and MaxFrameSize bound Plan.FrameSizes, in bytes with FCS.
 	MinFrameSize = 64
 	MaxFrameSize = 16384
+	// DefaultRetries is trial.retries of both profiles, and MaxRetries its
+	// largest value.
+	DefaultRetries = 2
+	MaxRetries     = 10
 	// MaxBurstCap is RFC 9004's longest burst send time.
 	MaxBurstCap = 30 * time.Second
 )
@@ -207,6 +215,7 @@ func DefaultPlan(profile string) (Plan, error) {
 			Learning: Duration(2 * s),
 			Settle:   Duration(2 * s),
 			Rest:     Duration(5 * s),
+			Retries:  DefaultRetries,
 		},
 		Throughput: ThroughputConfig{
 			Search:            SearchBinary,
@@ -229,7 +238,7 @@ func DefaultPlan(profile string) (Plan, error) {
 	case ProfileQuick:
 		ms := time.Millisecond
 		p.Profile = ProfileQuick
-		p.Trial = TrialConfig{Duration: Duration(s), Learning: 0, Settle: Duration(200 * ms), Rest: 0}
+		p.Trial = TrialConfig{Duration: Duration(s), Learning: 0, Settle: Duration(200 * ms), Rest: 0, Retries: DefaultRetries}
 		p.Throughput.ResolutionPercent = 1
 		p.Throughput.MaxTrials = 20
 		p.Latency = LatencyConfig{Duration: Duration(2 * s), Repetitions: 2}
@@ -275,6 +284,7 @@ func (p Plan) WithDefaults() Plan {
 	setD(&p.Trial.Learning, d.Trial.Learning)
 	setD(&p.Trial.Settle, d.Trial.Settle)
 	setD(&p.Trial.Rest, d.Trial.Rest)
+	setI(&p.Trial.Retries, d.Trial.Retries)
 
 	t := &p.Throughput
 	if t.Search == "" {
@@ -353,6 +363,10 @@ func (p Plan) Validate() error {
 		if f.v < 0 {
 			return bad(f.name, f.v, "must not be negative, e.g. 2s")
 		}
+	}
+
+	if p.Trial.Retries < -1 || p.Trial.Retries > MaxRetries {
+		return bad("trial.retries", p.Trial.Retries, fmt.Sprintf("use 1 to %d repeats of a trial the tester's host stalled, -1 for none, or leave it out for %d", MaxRetries, DefaultRetries))
 	}
 
 	t := p.Throughput

@@ -122,6 +122,14 @@ type TrialRecord struct {
 	Outcome      Outcome `json:"outcome"`
 	// TesterLimitReason explains a tester-limited outcome.
 	TesterLimitReason string `json:"tester_limit_reason,omitempty"`
+	// Attempt numbers the runs of a repeated trial from 1 (0: run once).
+	Attempt int `json:"attempt,omitempty"`
+	// Discarded marks a run the tester's host stalled (a transient tester
+	// limit): the trial was run again, and only the journal keeps this one.
+	Discarded bool `json:"discarded,omitempty"`
+	// RetryReasons are the tester limits of the discarded runs before this
+	// one, in order.
+	RetryReasons []string `json:"retry_reasons,omitempty"`
 	// Result is the full trial result, per stream.
 	Result trials.Result `json:"result"`
 }

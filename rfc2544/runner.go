@@ -161,8 +161,39 @@ type trialReq struct {
 	spec            trials.Spec
 }
 
-// trial rests, runs one trial and classifies it.
+// trial rests, runs one trial and classifies it. A trial the Tester marks
+// transiently tester-limited (its host stalled the generator: see
+// trials.Result.TesterLimitTransient) is run again, up to trial.retries
+// times; the Observer hears of every run, the repeated ones marked
+// Discarded, and the record returned carries their reasons.
 func (r *Runner) trial(ctx context.Context, p Plan, q trialReq) (TrialRecord, error) {
+	var discarded []string
+	for attempt := 1; ; attempt++ {
+		rec, err := r.runOnce(ctx, p, q)
+		if err != nil {
+			return rec, err
+		}
+		if attempt > 1 {
+			rec.Attempt = attempt
+		}
+		retry := rec.Outcome == OutcomeTesterLimited && rec.Result.TesterLimitTransient && attempt <= p.Trial.Retries
+		if retry {
+			rec.Discarded = true
+			discarded = append(discarded, rec.TesterLimitReason)
+		} else {
+			rec.RetryReasons = discarded
+		}
+		if r.Observer != nil {
+			r.Observer.TrialFinished(rec)
+		}
+		if !retry {
+			return rec, nil
+		}
+	}
+}
+
+// runOnce rests and runs one trial.
+func (r *Runner) runOnce(ctx context.Context, p Plan, q trialReq) (TrialRecord, error) {
 	if r.started > 0 && p.Trial.Rest > 0 {
 		sleep := r.Sleep
 		if sleep == nil {
@@ -186,11 +217,7 @@ func (r *Runner) trial(ctx context.Context, p Plan, q trialReq) (TrialRecord, er
 	if !r.hasPaths {
 		r.paths, r.hasPaths = res.Paths, true
 	}
-	rec := newRecord(p, q, res)
-	if r.Observer != nil {
-		r.Observer.TrialFinished(rec)
-	}
-	return rec, nil
+	return newRecord(p, q, res), nil
 }
 
 // newRecord turns a trial result into a search-log row.

@@ -29,8 +29,10 @@ import (
 // at least the best offered load so far ("≥ X, tester-limited"); when the
 // DUT lost frames with no receive-side kernel drops, the loss is the DUT's at
 // the offered load, which bounds the search from above, and the search goes
-// on below it; with kernel drops the loss cannot be blamed on either, and
-// the search stops. Every search stops at max_trials.
+// on below it; with kernel drops, or when a stall of the tester's host could
+// explain the loss (a transient limit still there after trial.retries runs),
+// the loss cannot be blamed on either, and the search stops. Every search
+// stops at max_trials; repeated runs of one trial count once.
 func (r *Runner) Throughput(ctx context.Context, frameSize int) (ThroughputResult, error) {
 	p, err := r.prepare()
 	if err != nil {
@@ -166,7 +168,7 @@ func (s *search) try(ctx context.Context, load float64) (stop bool, err error) {
 		case lossWithin(rec.Result, tol):
 			s.limited, s.limitedOK = &rec, true
 			return true, nil
-		case t.KernelDrops == 0:
+		case t.KernelDrops == 0 && !rec.Result.TesterLimitTransient:
 			// The DUT lost frames at the load the tester did offer.
 			s.fail(rec.OfferedPercent)
 		default:

@@ -1,0 +1,132 @@
+package rfc2544
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/rfc2544/rfc2544/trials"
+)
+
+// Run 1 of every search below is the path probe; runs 2 and 3 are search
+// steps 1 (100%, a failure) and 2 (50%, a pass); run 4 is step 3.
+
+// stallTester runs trials on a SimDUT and spoils the runs stall picks as a
+// stalled tester host does: some frames lost, the result marked transiently
+// tester-limited.
+type stallTester struct {
+	sim   *SimDUT
+	stall func(run int, s trials.Spec) bool
+	runs  int
+}
+
+func (st *stallTester) Run(ctx context.Context, s trials.Spec) (trials.Result, error) {
+	res, err := st.sim.Run(ctx, s)
+	st.runs++
+	if err != nil || !st.stall(st.runs, s) {
+		return res, err
+	}
+	r := &res.Streams[0]
+	lost := min(r.Received, 40)
+	r.Received -= lost
+	r.Lost += lost
+	r.MaxLagNs = 6e6
+	res.TesterLimited, res.TesterLimitTransient = true, true
+	res.TesterLimitReason = "stream 1: generator fell 6.0 ms behind schedule and caught up with a burst"
+	return res, nil
+}
+
+func TestRetryTransientTesterLimit(t *testing.T) {
+	const size = 512
+	plain := &Runner{Tester: &SimDUT{LinkBps: testLink, CapacityBps: 0.6 * testLink}, Plan: testPlan(nil, size), Sleep: noSleep}
+	want, err := plain.Throughput(context.Background(), size)
+	if err != nil || !want.Found {
+		t.Fatalf("reference search: %v %+v", err, want)
+	}
+
+	tests := []struct {
+		name       string
+		retries    int
+		stall      func(run int, s trials.Spec) bool
+		wantFound  bool
+		wantLimit  bool
+		wantRuns   int // runs the Observer hears of beyond the kept trials
+		wantFPS    float64
+		wantFPSMax float64
+	}{
+		{name: "one stall, run again", retries: 0 /* profile: 2 */, stall: func(run int, _ trials.Spec) bool { return run == 4 },
+			wantFound: true, wantRuns: 1, wantFPS: want.FPS, wantFPSMax: want.FPS},
+		{name: "two stalls in a row, run again twice", retries: 0, stall: func(run int, _ trials.Spec) bool { return run == 4 || run == 5 },
+			wantFound: true, wantRuns: 2, wantFPS: want.FPS, wantFPSMax: want.FPS},
+		{name: "stalls outlast the retries: stop tester-limited, never a DUT fail", retries: 0, stall: func(run int, _ trials.Spec) bool { return run >= 4 },
+			wantFound: true, wantLimit: true, wantRuns: 2, wantFPS: 0, wantFPSMax: want.FPS},
+		{name: "retries off", retries: -1, stall: func(run int, _ trials.Spec) bool { return run == 4 },
+			wantFound: true, wantLimit: true, wantRuns: 0, wantFPS: 0, wantFPSMax: want.FPS},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := testPlan(nil, size)
+			p.Trial.Retries = tt.retries
+			obs := &recorder{}
+			st := &stallTester{sim: &SimDUT{LinkBps: testLink, CapacityBps: 0.6 * testLink}, stall: tt.stall}
+			got, err := (&Runner{Tester: st, Plan: p, Sleep: noSleep, Observer: obs}).Throughput(context.Background(), size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Found != tt.wantFound || got.TesterLimited != tt.wantLimit {
+				t.Fatalf("found %v tester-limited %v (%s), want %v %v\n%s", got.Found, got.TesterLimited, got.Reason, tt.wantFound, tt.wantLimit, logTable(got.Trials))
+			}
+			if got.FPS < tt.wantFPS-1e-6 || got.FPS > tt.wantFPSMax+1e-6 {
+				t.Errorf("throughput %.1f fps, want %.1f … %.1f", got.FPS, tt.wantFPS, tt.wantFPSMax)
+			}
+			discarded := 0
+			for _, r := range obs.finished {
+				if r.Discarded {
+					discarded++
+					if r.Outcome != OutcomeTesterLimited {
+						t.Errorf("a discarded run has outcome %s", r.Outcome)
+					}
+				}
+			}
+			if discarded != tt.wantRuns || len(obs.finished) != 1+len(got.Trials)+discarded || st.runs != len(obs.finished) {
+				t.Errorf("observer heard %d runs (%d discarded), the search kept a probe and %d trials, the tester ran %d; want %d discarded",
+					len(obs.finished), discarded, len(got.Trials), st.runs, tt.wantRuns)
+			}
+			for _, r := range got.Trials {
+				if r.Discarded {
+					t.Errorf("the search log keeps a discarded run: step %d", r.Step)
+				}
+				if r.Outcome == OutcomeFail && r.Result.TesterLimitTransient {
+					t.Errorf("step %d: a stall of the tester counted as a DUT failure", r.Step)
+				}
+			}
+			if tt.wantRuns > 0 {
+				r := got.Trials[2]
+				if len(r.RetryReasons) != tt.wantRuns || r.Attempt != tt.wantRuns+1 || !strings.Contains(r.RetryReasons[0], "behind schedule") {
+					t.Errorf("step 3: attempt %d, retry reasons %q; want attempt %d with %d reasons", r.Attempt, r.RetryReasons, tt.wantRuns+1, tt.wantRuns)
+				}
+			}
+		})
+	}
+}
+
+func TestPlanRetries(t *testing.T) {
+	for _, v := range []int{-2, MaxRetries + 1} {
+		p := testPlan(nil, 64)
+		p.Trial.Retries = v
+		err := p.WithDefaults().Validate()
+		if err == nil || !strings.Contains(err.Error(), "trial.retries") {
+			t.Errorf("retries %d: error %v, want one naming trial.retries", v, err)
+		}
+	}
+	for _, v := range []int{-1, 0, 1, MaxRetries} {
+		p := testPlan(nil, 64)
+		p.Trial.Retries = v
+		if err := p.WithDefaults().Validate(); err != nil {
+			t.Errorf("retries %d: %v", v, err)
+		}
+	}
+	if d, _ := DefaultPlan(ProfileQuick); d.Trial.Retries != DefaultRetries {
+		t.Errorf("quick profile retries %d, want %d", d.Trial.Retries, DefaultRetries)
+	}
+}
