@@ -431,6 +431,9 @@ func testerLine(t rfc2544.TesterInfo) string {
 		if t.Paths.QdiscBypass {
 			tx += " (qdisc bypass)"
 		}
+		if t.Paths.TxSched != "" {
+			tx += " (sending threads " + t.Paths.TxSched + ")"
+		}
 		parts = append(parts, tx)
 	}
 	if t.Paths.RX != "" {

@@ -301,6 +301,7 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 
 	// Results.
 	res.Paths = e.pathsLocked()
+	res.Paths.TxSched = lastTxSched()
 	var lim limits
 	tol := e.cfg.TesterLimitTolerance
 	kdropsAssigned := [2]bool{}

@@ -90,8 +90,9 @@ func TestEngineLoop(t *testing.T) {
 		t.Errorf("tester-limited: %s", r.TesterLimitReason)
 	}
 	// A veth has no qdisc (noqueue): the engine sends through the qdisc path,
-	// which is a direct transmit there, rather than bypass it.
-	if diff := cmp.Diff(Paths{Transport: "raw", TX: "tx_ring", QdiscBypass: false, RX: "rx_ring", Timestamps: "kernel-sw"}, r.Paths); diff != "" {
+	// which is a direct transmit there, rather than bypass it. As root
+	// (these tests need it) the sending threads run at nice -10.
+	if diff := cmp.Diff(Paths{Transport: "raw", TX: "tx_ring", TxSched: txSchedNice, QdiscBypass: false, RX: "rx_ring", Timestamps: "kernel-sw"}, r.Paths); diff != "" {
 		t.Errorf("paths (-want +got):\n%s", diff)
 	}
 	// Several flows per stream, a jumbo-free large frame, a burst.

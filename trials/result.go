@@ -35,6 +35,9 @@ type Paths struct {
 	Transport string `json:"transport"`
 	// TX is the transmit path, e.g. "tx_ring", "sendmmsg", "sendto".
 	TX string `json:"tx,omitempty"`
+	// TxSched is how the sending threads were scheduled: "nice -10" (a
+	// larger CPU share, as root), or "" (as the process was: no privilege).
+	TxSched string `json:"tx_sched,omitempty"`
 	// QdiscBypass is set when PACKET_QDISC_BYPASS was in force.
 	QdiscBypass bool `json:"qdisc_bypass,omitempty"`
 	// RX is the receive path, e.g. "rx_ring", "recvmmsg".

@@ -257,6 +257,7 @@ func (e *UDPEngine) Run(ctx context.Context, spec Spec) (Result, error) {
 
 	// Results.
 	res.Paths = e.Paths()
+	res.Paths.TxSched = lastTxSched()
 	for _, side := range tx {
 		for _, st := range side {
 			if len(st.flows) > 0 && st.flows[0].gso {
@@ -654,7 +655,7 @@ type udpTransmitter struct {
 func (t *udpTransmitter) run() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	txThread(t.cpu)
+	defer txThread(t.cpu)()
 	start := time.Now()
 	for !t.stop.Load() {
 		now := time.Now()

@@ -362,7 +362,7 @@ func (u *UDPSend) Stop() (UDPSendResult, error) {
 		if len(lim.reasons) > 0 {
 			u.res.TesterLimitReason = joinReasons(lim.reasons)
 		}
-		u.res.Paths = Paths{Transport: "udp", TX: "sendmmsg"}
+		u.res.Paths = Paths{Transport: "udp", TX: "sendmmsg", TxSched: lastTxSched()}
 	})
 	return u.res, u.err
 }
