@@ -81,6 +81,8 @@ func TestBadInput(t *testing.T) {
 		{"loss tolerance negative", append(sim, "--loss-tolerance", "-1"), []string{"--loss-tolerance", "-1"}},
 		{"loss tolerance 100", append(sim, "--loss-tolerance", "100"), []string{"--loss-tolerance", "100 is outside 0..99.999"}},
 		{"latency reps zero", append(sim, "--latency-reps", "0"), []string{"--latency-reps 0", "1 to 1000"}},
+		{"retries negative", append(sim, "--retries", "-1"), []string{"--retries -1", "0 (never run a trial again) to 10"}},
+		{"retries too many", append(sim, "--retries", "11"), []string{"--retries 11", "to 10"}},
 		// Choices.
 		{"profile unknown", append(sim, "--profile", "fast"), []string{"--profile", `"fast"`, "quick"}},
 		{"test unknown", append(sim, "--tests", "throughput,jitter"), []string{"--tests", `"jitter"`, "b2b"}},

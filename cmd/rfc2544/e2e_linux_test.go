@@ -92,8 +92,12 @@ func TestRunTemporaryLab(t *testing.T) {
 	if want := []rfc2544.CalibrationPoint{{FrameSize: 1024, CeilingFPS: 900000}, {FrameSize: 1518, CeilingFPS: 800000}}; !cmp.Equal(res.Tester.Calibration, want) {
 		t.Errorf("calibration in the results: %+v, want %+v", res.Tester.Calibration, want)
 	}
-	if got := len(readJournalLines(t, out)) - 1; got != res.Trials() {
-		t.Errorf("journal has %d trials, results %d", got, res.Trials())
+	jc, err := readJournal(filepath.Join(out, journalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kept(jc.Records); got != res.Trials() {
+		t.Errorf("journal has %d trials (and %d runs discarded), results %d", got, len(jc.Records)-got, res.Trials())
 	}
 	if !strings.Contains(stdout, "Throughput (RFC 2544 §26.1)") {
 		t.Errorf("no throughput table on stdout:\n%s", stdout)
@@ -196,10 +200,29 @@ func TestInterruptAndResume(t *testing.T) {
 		t.Errorf("resumed results carry an error: %s", res.Error)
 	}
 	checkShapedThroughput(t, res)
-	if got, want := ct.count(), res.Trials()-len(jc.Records); got != want {
-		t.Errorf("the resumed run ran %d trials, want %d (%d of %d were journaled)", got, want, len(jc.Records), res.Trials())
+	// Every run is journaled, runs a transient tester limit discarded too.
+	all, err := readJournal(filepath.Join(out, journalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kept(all.Records); got != res.Trials() {
+		t.Errorf("the journal keeps %d trials, the results %d", got, res.Trials())
+	}
+	if got, want := ct.count(), len(all.Records)-len(jc.Records); got != want {
+		t.Errorf("the resumed run ran %d trials, want %d (%d of %d were journaled before)", got, want, len(jc.Records), len(all.Records))
 	}
 	labGone(t, tempLabName())
+}
+
+// kept counts the journaled trials that were not discarded for a rerun.
+func kept(recs []rfc2544.TrialRecord) int {
+	n := 0
+	for _, r := range recs {
+		if !r.Discarded {
+			n++
+		}
+	}
+	return n
 }
 
 // journalTrials counts the complete trial lines of a journal (0 if none).

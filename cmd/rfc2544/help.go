@@ -47,7 +47,7 @@ Exit codes: 0 ok, 1 test error, 2 usage error, 3 tester-limited result,
 		names []string
 	}{
 		{"What to run", []string{"tests", "sizes", "jumbo", "profile", "plan", "duration", "search", "resolution", "loss-tolerance",
-			"max-trials", "loss-step", "latency-duration", "latency-reps", "b2b-cap", "b2b-reps", "learning", "settle", "rest",
+			"max-trials", "retries", "loss-step", "latency-duration", "latency-reps", "b2b-cap", "b2b-reps", "learning", "settle", "rest",
 			"bidir", "ipv6", "flows", "no-probe", "line-rate"}},
 		{"Where: a lab, two ports, or the simulator", []string{"lab", "transport", "port-a", "addr-a", "gw-a", "netns-a", "addr6-a", "gw6-a",
 			"port-b", "addr-b", "gw-b", "netns-b", "addr6-b", "gw6-b", "calibration", "sim-capacity", "sim-mtu"}},

@@ -166,6 +166,9 @@ func (p *progress) TrialFinished(rec rfc2544.TrialRecord) {
 	if rec.TesterLimitReason != "" {
 		outcome += " (" + rec.TesterLimitReason + ")"
 	}
+	if rec.Discarded {
+		outcome += ", a stall of this host: running the trial again"
+	}
 	when := p.elapsed() + " elapsed"
 	if p.fromJournal {
 		when = "from the journal"

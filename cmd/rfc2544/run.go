@@ -50,21 +50,21 @@ const nominalLineRate = 1e9
 type runFlags struct {
 	fs *flag.FlagSet
 
-	sizes, tests, profile, planFile, out, resume string
-	transport, search, lineRate, maxRate         string
-	jumbo, json, bidir, ipv6, quiet, dryRun      bool
-	noProbe, allowAny, force                     bool
-	duration, settle, learning, rest             durationFlag
-	latencyDuration, b2bCap                      durationFlag
-	resolution, lossTolerance, lossStep          percentFlag
-	latencyReps, b2bReps, maxTrials, flows       int
-	calibration                                  string
-	simCapacity                                  float64
-	simMTU                                       int
-	lab                                          labFlag
-	portA, portB                                 portFlags
-	labFlags                                     *lab.Flags
-	agentF                                       agentFlags
+	sizes, tests, profile, planFile, out, resume    string
+	transport, search, lineRate, maxRate            string
+	jumbo, json, bidir, ipv6, quiet, dryRun         bool
+	noProbe, allowAny, force                        bool
+	duration, settle, learning, rest                durationFlag
+	latencyDuration, b2bCap                         durationFlag
+	resolution, lossTolerance, lossStep             percentFlag
+	latencyReps, b2bReps, maxTrials, flows, retries int
+	calibration                                     string
+	simCapacity                                     float64
+	simMTU                                          int
+	lab                                             labFlag
+	portA, portB                                    portFlags
+	labFlags                                        *lab.Flags
+	agentF                                          agentFlags
 }
 
 func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
@@ -97,6 +97,7 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 	fs.Var(&f.b2bCap, "b2b-cap", "longest back-to-back burst `duration` (RFC 9004: 2s)")
 	fs.IntVar(&f.b2bReps, "b2b-reps", 0, "back-to-back repetitions (RFC 2544: 50)")
 	fs.IntVar(&f.maxTrials, "max-trials", 0, "cap on the trials of one throughput search")
+	fs.IntVar(&f.retries, "retries", 0, "`times` a trial is run again when this host stalled the generator (a transient tester limit, never DUT loss); 0 for never (default 2)")
 	fs.IntVar(&f.flows, "flows", 0, "UDP flows per stream, so a multi-queue DUT spreads the load")
 	fs.BoolVar(&f.bidir, "bidir", false, "send from both ports at once (RFC 2544 §14)")
 	fs.BoolVar(&f.ipv6, "ipv6", false, "IPv6/UDP test frames (RFC 5180)")

@@ -351,7 +351,7 @@ func TestDryRunPlanPrecedence(t *testing.T) {
 	plan := filepath.Join(dir, "p.yaml")
 	os.WriteFile(plan, []byte("profile: quick\nframe_sizes: [128, 256]\ntrial:\n  duration: 5s\nthroughput:\n  search: step\n"), 0o644)
 	stdout, _, err := runCLI(t, context.Background(), "run", "--transport", "sim", "--plan", plan, "--sizes", "64",
-		"--resolution", "0.25", "--dry-run", "--out", filepath.Join(dir, "out"))
+		"--resolution", "0.25", "--retries", "0", "--dry-run", "--out", filepath.Join(dir, "out"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,6 +365,7 @@ func TestDryRunPlanPrecedence(t *testing.T) {
 	want.Trial.Duration = rplan(5e9)            // file over profile
 	want.Throughput.Search = rfc2544.SearchStep // file
 	want.Throughput.ResolutionPercent = 0.25    // flag
+	want.Trial.Retries = -1                     // flag: --retries 0 is never
 	want.LinkBps = nominalLineRate              // sim's nominal rate
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("effective plan (-want +got):\n%s", diff)

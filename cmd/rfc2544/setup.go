@@ -445,6 +445,15 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 			return p, e
 		}
 	}
+	if set["retries"] {
+		if f.retries < 0 || f.retries > rfc2544.MaxRetries {
+			return p, usagef("--retries %d: use 0 (never run a trial again) to %d", f.retries, rfc2544.MaxRetries)
+		}
+		p.Trial.Retries = f.retries
+		if f.retries == 0 {
+			p.Trial.Retries = -1 // the plan's "never"; its 0 is the profile's value
+		}
+	}
 	if set["bidir"] {
 		p.Bidirectional = f.bidir
 	}
