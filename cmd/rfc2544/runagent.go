@@ -19,8 +19,8 @@ import (
 // agentFlags are run's flags for a two-host test with a remote agent as
 // port B: --agent HOST[:PORT] --token-file F [--local ADDR] [--reverse].
 type agentFlags struct {
-	addr, tokenFile, local string
-	reverse                bool
+	addr, tokenFile, local, clockSync string
+	reverse                           bool
 }
 
 func (a *agentFlags) register(fs *flag.FlagSet) {
@@ -28,6 +28,7 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.tokenFile, "token-file", "", "with --agent: the shared token `FILE` (mode 600, as the agent's)")
 	fs.StringVar(&a.local, "local", "", "with --agent: this host's test `address` (port A); default the address the route to the agent leaves from")
 	fs.BoolVar(&a.reverse, "reverse", false, "with --agent: send only B->A (the agent sends, this host receives)")
+	fs.StringVar(&a.clockSync, "clock-sync", "none", "with --agent: `none` (round-trip latency: the agent reflects tagged frames) or ptp (the hosts' clocks are PTP-synchronized: one-way latency each way; the agent must run with --clock-sync ptp too)")
 }
 
 // agentTarget is a checked --agent setup.
@@ -36,6 +37,8 @@ type agentTarget struct {
 	token []byte
 	local netip.Addr // invalid: the route's source address
 	netns string     // --netns-a: the namespace this side's sockets live in
+	// latency is the latency mode --clock-sync asks for.
+	latency agent.LatencyMode
 }
 
 // setupAgent checks the --agent flags before anything is sent: the
@@ -45,7 +48,7 @@ type agentTarget struct {
 func setupAgent(f *runFlags, set map[string]bool) (*agentTarget, []portConfig, error) {
 	a := f.agentF
 	if a.addr == "" {
-		for _, n := range []string{"token-file", "local", "reverse"} {
+		for _, n := range []string{"token-file", "local", "reverse", "clock-sync"} {
 			if set[n] {
 				return nil, nil, usagef("--%s: applies to a run with a remote agent; add --agent HOST[:PORT]", n)
 			}
@@ -88,6 +91,14 @@ func setupAgent(f *runFlags, set map[string]bool) (*agentTarget, []portConfig, e
 	}
 	if t.token, err = agent.LoadToken(a.tokenFile); err != nil {
 		return nil, nil, usagef("--token-file: %v", err)
+	}
+	switch agent.ClockSync(a.clockSync) {
+	case agent.ClockNone:
+		t.latency = agent.LatencyRoundTrip
+	case agent.ClockPTP:
+		t.latency = agent.LatencyOneWay
+	default:
+		return nil, nil, usagef("--clock-sync %q: want none (round-trip latency) or ptp (both hosts' clocks are PTP-synchronized: one-way latency)", a.clockSync)
 	}
 	if a.local != "" {
 		if t.local, err = netip.ParseAddr(a.local); err != nil || t.local.Is6() != ip.Is6() {
@@ -138,8 +149,11 @@ func openAgent(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, 
 	}
 	info := c.Info()
 	latency := "round trip (the agent reflects frames; its clock is not declared synchronized)"
-	if info.ClockSync == agent.ClockPTP {
-		latency = "round trip (one-way is possible: the agent declares PTP-synchronized clocks)"
+	switch {
+	case t.latency == agent.LatencyOneWay:
+		latency = "one way each way (--clock-sync ptp: both clocks declared PTP-synchronized)"
+	case info.ClockSync == agent.ClockPTP:
+		latency = "round trip (one-way is possible: the agent declares PTP-synchronized clocks; pass --clock-sync ptp)"
 	}
 	fmt.Fprintf(logw, "agent %s: %s, sends to %s only, max rate %s, max trial %v; latency %s\n",
 		t.addr, info.Software, info.PeerAddr, formatBitRate(info.MaxRateBps), time.Duration(info.MaxDuration), latency)
@@ -156,7 +170,7 @@ func openAgent(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, 
 	if local.Is6() {
 		lc = trials.UDPPortConfig{Namespace: t.netns, Addr6: local}
 	}
-	tr, err := agent.NewTester(c, agent.TesterConfig{Local: lc, Reverse: s.flags.agentF.reverse})
+	tr, err := agent.NewTester(c, agent.TesterConfig{Local: lc, Reverse: s.flags.agentF.reverse, Latency: t.latency})
 	if err != nil {
 		c.Close()
 		return openedTester{}, fmt.Errorf("--agent %s: %w", t.addr, err)
@@ -170,6 +184,6 @@ func openAgent(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, 
 	}
 	fmt.Fprintf(logw, "port A: this host %v (udp %d); port B: agent %v; traffic %s\n", local, trials.DefaultUDPPort, t.addr.Addr(), dir)
 	dut := rfc2544.DUTInfo{Description: fmt.Sprintf("the path between this host (%v) and the agent at %v", local, t.addr.Addr()),
-		Settings: map[string]string{"agent": t.addr.String(), "local": local.String(), "latency": "round-trip", "direction": dir}}
+		Settings: map[string]string{"agent": t.addr.String(), "local": local.String(), "latency": string(t.latency), "direction": dir}}
 	return openedTester{tester: tr, dut: dut, close: func() { c.Close() }}, nil
 }

@@ -39,6 +39,8 @@ func TestRunAgentBadInput(t *testing.T) {
 		{name: "other transport", args: []string{"--agent", "198.19.1.2", "--token-file", tok, "--transport", "raw"}, want: []string{"--transport raw", "drop --transport"}},
 		{name: "with a lab", args: []string{"--agent", "198.19.1.2", "--token-file", tok, "--lab"}, want: []string{"drop --lab"}},
 		{name: "reverse without agent", args: []string{"--transport", "sim", "--reverse"}, want: []string{"--reverse", "add --agent"}},
+		{name: "clock sync without agent", args: []string{"--transport", "sim", "--clock-sync", "ptp"}, want: []string{"--clock-sync", "add --agent"}},
+		{name: "clock sync unknown", args: []string{"--agent", "198.19.1.2", "--token-file", tok, "--clock-sync", "gps"}, want: []string{`--clock-sync "gps"`, "none", "ptp"}},
 	}
 	seen := map[string]string{}
 	for _, tt := range tests {

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rfc2544/rfc2544/internal/nsutil"
+	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/lab/labtest"
+	"github.com/rfc2544/rfc2544/reports"
+	"github.com/rfc2544/rfc2544/trials"
+	"github.com/rfc2544/rfc2544/trials/agent"
+)
+
+// TestRunAgentOneWay: 'run --agent' against a real agent in the lab's
+// namespace B, from namespace A, through a DUT shaped to 50 Mbit/s each way.
+// With --clock-sync ptp (and an agent started so) the latency is one way in
+// each direction, and the results say so; the throughput is the shaped rate.
+func TestRunAgentOneWay(t *testing.T) {
+	needRoot(t)
+	const rateBps = 50e6
+	sh := lab.Shaping{RateBps: rateBps, BurstBytes: 3100, LimitPackets: 50}
+	st := labtest.New(t, lab.Config{AtoB: sh, BtoA: sh})
+
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "agent.token")
+	if err := os.WriteFile(tok, []byte("0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	token, err := agent.LoadToken(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := agent.NewServer(agent.Config{
+		Token:   token,
+		Traffic: &agent.UDPTraffic{Config: trials.UDPHalfConfig{Namespace: st.B.Namespace}},
+		Policy:  agent.Policy{MaxRateBps: 1e9, MaxDuration: time.Minute, ClockSync: agent.ClockPTP},
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ln net.Listener
+	if err := nsutil.Do(st.B.Namespace, func() (err error) {
+		ln, err = net.Listen("tcp", net.JoinHostPort(st.B.IPv4.Addr().String(), "0"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx, ln); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	out := filepath.Join(dir, "out")
+	_, stderr, err := runCLI(t, context.Background(), "run", "--agent", ln.Addr().String(), "--token-file", tok,
+		"--netns-a", st.A.Namespace, "--clock-sync", "ptp", "--bidir", "--tests", "throughput,latency", "--sizes", "512",
+		"--profile", "quick", "--line-rate", "100M", "--duration", "1s", "--settle", "200ms", "--latency-duration", "1s", "--out", out)
+	if err != nil && exitCode(err, io.Discard) != exitTesterLimited {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "latency one way each way (--clock-sync ptp") {
+		t.Errorf("the run does not say its latency is one way:\n%s", stderr)
+	}
+	res, err := reports.ReadResultsFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Tester.Paths.Latency != "one-way" || res.DUT.Settings["latency"] != "one-way" {
+		t.Errorf("results: paths latency %q, dut latency %q; want one-way", res.Tester.Paths.Latency, res.DUT.Settings["latency"])
+	}
+	shaped := rateBps / (508 * 8)
+	if len(res.Throughput) != 1 || !res.Throughput[0].Found || res.Throughput[0].FPS < 2*0.9*shaped || res.Throughput[0].FPS > 2*1.05*shaped {
+		t.Fatalf("throughput %+v, want about %.0f fps in all (both directions shaped to %.0f fps)", res.Throughput, 2*shaped, shaped)
+	}
+	if len(res.Latency) != 1 || res.Latency[0].Skipped != "" || len(res.Latency[0].Trials) == 0 {
+		t.Fatalf("latency results %+v", res.Latency)
+	}
+	for _, rec := range res.Latency[0].Trials {
+		for _, s := range rec.Result.Streams {
+			// One way on each receiver's clock: both directions carry a
+			// latency (round trip would leave B->A without one).
+			if s.Latency.Count == 0 || s.Latency.MinNs <= 0 {
+				t.Errorf("latency trial %d stream %d %v: no one-way latency (%+v)", rec.Repetition, s.ID, s.Direction, s.Latency)
+			}
+		}
+	}
+	t.Logf("throughput %.0f fps; latency %s, mean %.0f ns", res.Throughput[0].FPS, res.Tester.Paths.Latency, res.Latency[0].Summary.MeanNs)
+}
