@@ -3,20 +3,17 @@ package main
 import (
 	"context"
 	"io"
-	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/rfc2544/rfc2544/internal/nsutil"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/reports"
-	"github.com/rfc2544/rfc2544/trials"
 	"github.com/rfc2544/rfc2544/trials/agent"
+	"github.com/rfc2544/rfc2544/trials/agent/agenttest"
 )
 
 // TestRunAgentOneWay: 'run --agent' against a real agent in the lab's
@@ -38,29 +35,10 @@ func TestRunAgentOneWay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := agent.NewServer(agent.Config{
-		Token:   token,
-		Traffic: &agent.UDPTraffic{Config: trials.UDPHalfConfig{Namespace: st.B.Namespace}},
-		Policy:  agent.Policy{MaxRateBps: 1e9, MaxDuration: time.Minute, ClockSync: agent.ClockPTP},
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ln net.Listener
-	if err := nsutil.Do(st.B.Namespace, func() (err error) {
-		ln, err = net.Listen("tcp", net.JoinHostPort(st.B.IPv4.Addr().String(), "0"))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { srv.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	addr := agenttest.Serve(t, st.B.Namespace, st.B.IPv4.Addr(), token, agent.Policy{MaxRateBps: 1e9, MaxDuration: time.Minute, ClockSync: agent.ClockPTP})
 
 	out := filepath.Join(dir, "out")
-	_, stderr, err := runCLI(t, context.Background(), "run", "--agent", ln.Addr().String(), "--token-file", tok,
+	_, stderr, err := runCLI(t, context.Background(), "run", "--agent", addr, "--token-file", tok,
 		"--netns-a", st.A.Namespace, "--clock-sync", "ptp", "--bidir", "--tests", "throughput,latency", "--sizes", "512",
 		"--profile", "quick", "--line-rate", "100M", "--duration", "1s", "--settle", "200ms", "--latency-duration", "1s", "--out", out)
 	if err != nil && exitCode(err, io.Discard) != exitTesterLimited {

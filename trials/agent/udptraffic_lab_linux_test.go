@@ -21,6 +21,7 @@ import (
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials"
 	"github.com/rfc2544/rfc2544/trials/agent"
+	"github.com/rfc2544/rfc2544/trials/agent/agenttest"
 )
 
 // labAgent starts an in-process agent whose sockets (control listener and
@@ -28,27 +29,8 @@ import (
 // control connection and the test traffic both cross the DUT.
 func labAgent(t *testing.T, st *lab.State) *agent.Client {
 	t.Helper()
-	srv, err := agent.NewServer(agent.Config{
-		Token:   token,
-		Traffic: &agent.UDPTraffic{Config: trials.UDPHalfConfig{Namespace: st.B.Namespace}},
-		Policy:  agent.Policy{MaxRateBps: 1e9, MaxDuration: time.Minute},
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ln net.Listener
-	if err := nsutil.Do(st.B.Namespace, func() (err error) {
-		ln, err = net.Listen("tcp", net.JoinHostPort(st.B.IPv4.Addr().String(), "0"))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { srv.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return labDial(t, st, ln.Addr().String())
+	addr := agenttest.Serve(t, st.B.Namespace, st.B.IPv4.Addr(), token, agent.Policy{MaxRateBps: 1e9, MaxDuration: time.Minute})
+	return labDial(t, st, addr)
 }
 
 func labDial(t *testing.T, st *lab.State, addr string) *agent.Client {
