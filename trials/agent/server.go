@@ -279,9 +279,12 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	}
 	log.Info("auth ok: session started", "controller", info.software, "max_rate", fmtBps(s.cfg.Policy.MaxRateBps),
 		"max_duration", s.cfg.Policy.MaxDuration, "clock_sync", s.cfg.Policy.ClockSync)
-	defer s.release()
+	defer s.release() // idempotent; also on a panic
 	se := &session{s: s, c: c, peer: peer, local: addrPortOf(nc.LocalAddr()), log: log}
 	reason := se.run(ctx)
+	// Free the slot before saying so: a controller that reconnects on
+	// reading "session ended" must not be refused as busy.
+	s.release()
 	log.Info("session ended", "reason", reason, "trials", se.trials, "duration", time.Since(se.start).Round(time.Millisecond))
 }
 

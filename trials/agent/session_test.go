@@ -317,7 +317,7 @@ func TestAgentRefuses(t *testing.T) {
 				first := rawConn(t, a.addr)
 				hello, auth := rawHandshake(t, agent.NewRawPeer(first, agent.Version))
 				first.Close()
-				a.waitLog(t, "session ended") // the slot is free again
+				a.waitLog(t, `msg="session ended"`) // the slot is free again
 				// ...replayed on a new connection: the agent's new nonce
 				// makes the recorded proof wrong.
 				p := agent.NewRawPeer(nc, agent.Version)
@@ -568,7 +568,8 @@ func TestBusy(t *testing.T) {
 		t.Fatalf("first controller after the refusal: %v", err)
 	}
 	c1.Close()
-	a.waitLog(t, "session ended")
+	// Not just "session ended": the first trial's stop line says why="session ended" earlier.
+	a.waitLog(t, `msg="session ended"`)
 	c3 := dial(t, a.addr)
 	c3.Close()
 }
