@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -86,6 +88,7 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 	ports := s.ports
 	dut := rfc2544.DUTInfo{}
 	pathMTU := 0 // the udp transport's path MTU; 0 = 1500
+	txCPU := 0   // sending threads' CPU, 1-based; 0 = not pinned
 	var cleanups []func()
 	cleanup := func() {
 		for i := len(cleanups) - 1; i >= 0; i-- {
@@ -111,6 +114,7 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 		ports = labPorts(st)
 		dut = labDUT(st, true)
 		pathMTU = min(st.A.MTU, st.B.MTU)
+		txCPU = testerCPU(st)
 	} else if s.labName != "" {
 		st, err := lab.Load(s.labName)
 		if err != nil {
@@ -118,6 +122,10 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 		}
 		dut = labDUT(st, false)
 		pathMTU = min(st.A.MTU, st.B.MTU)
+		txCPU = testerCPU(st)
+	}
+	if txCPU > 0 {
+		fmt.Fprintf(logw, "sending threads on CPU %d, off the lab DUT's CPUs\n", txCPU-1)
 	}
 	for _, p := range ports {
 		fmt.Fprintf(logw, "%s\n", p.describe())
@@ -133,6 +141,7 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 			PathMTU:             pathMTU,
 			MaxRateFPS:          framing.LineRateFPS(s.capBps, framing.MinEthernetFrame),
 			AllowAnyDestination: s.flags.allowAny,
+			TxCPU:               txCPU,
 		}
 		ueng, err := openUDPEngine(ctx, ucfg)
 		if err != nil {
@@ -147,6 +156,7 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 		B:                   enginePort(ports[1]),
 		MaxRateFPS:          framing.LineRateFPS(s.capBps, framing.MinEthernetFrame),
 		AllowAnyDestination: s.flags.allowAny,
+		TxCPU:               txCPU,
 	}
 	if len(s.ceilings) > 0 {
 		cfg.CeilingFPS = trials.CeilingMap(s.ceilings)
@@ -158,6 +168,23 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 	}
 	cleanups = append(cleanups, func() { eng.Close() })
 	return openedTester{tester: eng, dut: dut, close: cleanup}, nil
+}
+
+// testerCPU is the CPU for a lab's sending threads, 1-based as
+// trials.Config.TxCPU: the first one the lab's DUT does not use. veth
+// forwarding runs on the sending CPU, so a sender on the DUT's CPU competes
+// with the forwarding it measures. 0 (not pinned) when the DUT has no CPUs
+// of its own or every CPU is the DUT's.
+func testerCPU(st *lab.State) int {
+	if len(st.DUTCPUs) == 0 {
+		return 0
+	}
+	for c := range runtime.NumCPU() {
+		if !slices.Contains(st.DUTCPUs, c) {
+			return c + 1
+		}
+	}
+	return 0
 }
 
 // udpPort maps a port to the UDP transport: its namespace and addresses
