@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -302,4 +303,85 @@ func TestTemporaryLabRemovedOnError(t *testing.T) {
 		t.Errorf("stderr does not report the removal:\n%s", stderr)
 	}
 	labGone(t, tempLabName())
+}
+
+// TestSecondInterrupt: a second Ctrl-C, pressed while the first is still
+// cleaning up, ends the run at once with exit code 130, and still removes
+// the temporary lab first (its namespaces must not outlive the run).
+func TestSecondInterrupt(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "rfc2544")
+	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "run", "--lab", "--rate", "200mbit", "--limit", "10", "--sizes", "1024,1518", "--tests", "throughput",
+		"--duration", "1s", "--settle", "100ms", "--out", out)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	labName := fmt.Sprintf("tmp-%d", cmd.Process.Pid)
+	t.Cleanup(func() { lab.Down(labName) }) // only if the test failed before the run removed it
+	lines := make(chan string, 1024)
+	var log strings.Builder
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	waitLine := func(what string) {
+		t.Helper()
+		deadline := time.After(2 * time.Minute)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("the run ended before printing %q\nstderr:\n%s", what, log.String())
+				}
+				log.WriteString(l + "\n")
+				if strings.Contains(l, what) {
+					return
+				}
+			case <-deadline:
+				cmd.Process.Kill()
+				t.Fatalf("no %q after 2 minutes\nstderr:\n%s", what, log.String())
+			}
+		}
+	}
+	waitLine(" step 1: ") // the first trial finished (progress log)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	waitLine("press Ctrl-C again")
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Logf("second SIGINT: %v (the run had already ended)", err)
+	}
+	for l := range lines {
+		log.WriteString(l + "\n")
+	}
+	werr := cmd.Wait()
+	took := time.Since(start)
+	if got := cmd.ProcessState.ExitCode(); got != exitInterrupted {
+		t.Fatalf("exit code %d (%v), want %d\nstderr:\n%s", got, werr, exitInterrupted, log.String())
+	}
+	if took > 10*time.Second {
+		t.Errorf("the run took %v to end after the second Ctrl-C", took)
+	}
+	labGone(t, labName)
+	if journalTrials(out) < 1 {
+		t.Errorf("the journal lost the finished trial")
+	}
+	if strings.Contains(log.String(), "interrupted again: exiting now") {
+		t.Logf("second Ctrl-C ended the run %v after it was sent", took.Round(time.Millisecond))
+	} else {
+		t.Logf("the first Ctrl-C's cleanup finished before the second arrived (%v)", took.Round(time.Millisecond))
+	}
 }

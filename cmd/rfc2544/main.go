@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"sync"
 	"syscall"
 )
 
@@ -43,23 +44,67 @@ func register(name, summary string, run func(ctx context.Context, args []string,
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	finished := make(chan struct{})
 	go func() {
 		select {
-		case <-ctx.Done():
+		case <-sigs:
 			// The first Ctrl-C cancels ctx: the current trial stops, partial
-			// results are written, a temporary lab is removed. Restoring
-			// the default handling makes a second Ctrl-C exit at once.
-			stop()
+			// results are written, a temporary lab is removed.
+			cancel()
 			fmt.Fprintln(os.Stderr, "\nrfc2544: interrupted: stopping the current trial, writing partial results and cleaning up; press Ctrl-C again to exit at once")
+		case <-finished:
+			return
+		}
+		select {
+		case <-sigs:
+			// The second exits at once, but only after what must not
+			// outlive the run (a temporary lab's namespaces) is gone.
+			fmt.Fprintln(os.Stderr, "rfc2544: interrupted again: exiting now; partial results are in the journal")
+			runExitHooks()
+			os.Exit(exitInterrupted)
 		case <-finished:
 		}
 	}()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	close(finished)
-	stop()
+	cancel()
 	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitHooks undo what must not outlive the process even when a second
+// Ctrl-C ends it at once: a temporary lab. Each runs at most once, from its
+// own cleanup or from runExitHooks, and one that is running is waited for.
+var exitHooks struct {
+	sync.Mutex
+	list []*exitHook
+}
+
+type exitHook struct {
+	once sync.Once
+	fn   func()
+}
+
+// onExit registers fn and returns the function that runs it (at most once).
+func onExit(fn func()) func() {
+	h := &exitHook{fn: fn}
+	exitHooks.Lock()
+	exitHooks.list = append(exitHooks.list, h)
+	exitHooks.Unlock()
+	return func() { h.once.Do(h.fn) }
+}
+
+// runExitHooks runs every registered hook that has not run yet, newest
+// first, and waits for one already running.
+func runExitHooks() {
+	exitHooks.Lock()
+	list := append([]*exitHook(nil), exitHooks.list...)
+	exitHooks.Unlock()
+	for i := len(list) - 1; i >= 0; i-- {
+		list[i].once.Do(list[i].fn)
+	}
 }
 
 func exitCode(err error, stderr io.Writer) int {

@@ -98,14 +98,16 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 	if s.tempLab {
 		name := s.labCfg.Name
 		fmt.Fprintf(logw, "creating temporary lab %s (%s)\n", name, labSummary(s.labCfg))
-		// Registered before Up: Down clears a half-built lab too.
-		cleanups = append(cleanups, func() {
+		// Registered before Up: Down clears a half-built lab too. It is
+		// also an exit hook, so a second Ctrl-C removes the lab before it
+		// ends the process.
+		cleanups = append(cleanups, onExit(func() {
 			if err := lab.Down(name); err != nil {
 				fmt.Fprintf(logw, "rfc2544: removing temporary lab %s failed: %v; remove it with 'rfc2544 lab down --name %s'\n", name, err, name)
 				return
 			}
 			fmt.Fprintf(logw, "removed temporary lab %s\n", name)
-		})
+		}))
 		st, err := lab.Up(ctx, s.labCfg)
 		if err != nil {
 			cleanup()
