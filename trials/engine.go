@@ -327,6 +327,21 @@ func CeilingMap(pts []CalibrationPoint) map[int]float64 {
 	return m
 }
 
+// StallReason is the catch-up rule for one stream: when its generator fell
+// more than maxLag behind schedule and the burst it caught up with (lag ×
+// intended fps frames) could hold every frame lost, the loss may be the
+// tester's own. It returns the reason, or "" when the rule does not apply.
+// Such a limit is transient (Result.TesterLimitTransient).
+func StallReason(r StreamResult, maxLag time.Duration) string {
+	lag := time.Duration(r.MaxLagNs)
+	burst := lag.Seconds() * r.IntendedFPS
+	if r.Lost == 0 || lag <= maxLag || float64(r.Lost) > burst {
+		return ""
+	}
+	return fmt.Sprintf("stream %d: generator fell %.1f ms behind schedule and caught up with a burst of about %.0f frames, enough to explain the %d lost",
+		r.ID, float64(lag)/1e6, burst, r.Lost)
+}
+
 // limits collects why a trial is tester-limited.
 type limits struct {
 	reasons []string

@@ -15,7 +15,7 @@ func TestLimitsTransient(t *testing.T) {
 	paced := func(queued, failed uint64) *streamState {
 		return &streamState{spec: Stream{ID: 1}, pacer: Pacer{RateFPS: fps, Total: 20000}, queued: queued, failed: failed}
 	}
-	stalled := StreamResult{OfferedFPS: fps, Sent: 20000, Received: 19950, Lost: 50, MaxLagNs: int64(6 * time.Millisecond)}
+	stalled := StreamResult{IntendedFPS: fps, OfferedFPS: fps, Sent: 20000, Received: 19950, Lost: 50, MaxLagNs: int64(6 * time.Millisecond)}
 	tests := []struct {
 		name          string
 		st            *streamState
@@ -25,9 +25,9 @@ func TestLimitsTransient(t *testing.T) {
 		wantTransient bool
 		wantReason    string
 	}{
-		{"no limit", paced(20000, 0), StreamResult{OfferedFPS: fps, Sent: 20000, Received: 20000, MaxLagNs: int64(6 * time.Millisecond)}, false, false, false, ""},
+		{"no limit", paced(20000, 0), StreamResult{IntendedFPS: fps, OfferedFPS: fps, Sent: 20000, Received: 20000, MaxLagNs: int64(6 * time.Millisecond)}, false, false, false, ""},
 		{"stall explains the loss", paced(20000, 0), stalled, false, true, true, "6.0 ms behind schedule"},
-		{"stall too short to explain the loss", paced(20000, 0), StreamResult{OfferedFPS: fps, Sent: 20000, Received: 19000, Lost: 1000, MaxLagNs: int64(6 * time.Millisecond)}, false, false, false, ""},
+		{"stall too short to explain the loss", paced(20000, 0), StreamResult{IntendedFPS: fps, OfferedFPS: fps, Sent: 20000, Received: 19000, Lost: 1000, MaxLagNs: int64(6 * time.Millisecond)}, false, false, false, ""},
 		{"stall beside kernel drops", paced(20000, 0), stalled, true, true, false, "dropped"},
 		{"offered below intended", paced(20000, 0), StreamResult{OfferedFPS: fps * 0.9, Sent: 18000, Received: 18000}, false, true, false, "below the intended"},
 		{"kernel refused frames", paced(20000, 3), stalled, false, true, false, "refused 3"},

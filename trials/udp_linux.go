@@ -315,10 +315,9 @@ func generatorReasons(st *streamState, r StreamResult, intended, tol float64, ma
 	case st.pacer.RateFPS > 0 && st.pacer.Total > 1 && r.OfferedFPS < intended*(1-tol):
 		return false, []string{fmt.Sprintf("stream %d: generator offered %.0f fps, %.2f%% below the intended %.0f fps",
 			st.spec.ID, r.OfferedFPS, 100*(1-r.OfferedFPS/intended), intended)}
-	case r.Lost > 0 && time.Duration(r.MaxLagNs) > maxLag &&
-		float64(r.Lost) <= time.Duration(r.MaxLagNs).Seconds()*intended:
-		return true, []string{fmt.Sprintf("stream %d: generator fell %.1f ms behind schedule and caught up with a burst of about %.0f frames, enough to explain the %d lost",
-			st.spec.ID, float64(r.MaxLagNs)/1e6, time.Duration(r.MaxLagNs).Seconds()*intended, r.Lost)}
+	}
+	if why := StallReason(r, maxLag); why != "" {
+		return true, []string{why}
 	}
 	return false, nil
 }

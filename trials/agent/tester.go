@@ -361,14 +361,12 @@ func (t *Tester) run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 				}
 			}
 		}
-		who := "controller"
+		who := "controller: "
 		if s.Direction == trials.BtoA {
-			who = "agent"
+			who = "agent: "
 		}
-		lag := time.Duration(out.Streams[i].MaxLagNs)
-		if s.Lost > 0 && lag > maxLag && float64(s.Lost) <= lag.Seconds()*s.IntendedFPS {
-			reasons = append(reasons, fmt.Sprintf("%s: stream %d: generator fell %.1f ms behind schedule and caught up with a burst of about %.0f frames, enough to explain the %d lost",
-				who, s.ID, float64(lag)/1e6, lag.Seconds()*s.IntendedFPS, s.Lost))
+		if why := trials.StallReason(out.Streams[i], maxLag); why != "" {
+			reasons = append(reasons, who+why)
 		}
 	}
 	if len(reasons) > 0 {
