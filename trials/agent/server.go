@@ -272,8 +272,7 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	<-s.hs
 	if err != nil {
 		if !errors.Is(err, ErrBusy) {
-			s.lim.fail(peer.Addr())
-			log.Warn("handshake failed", "err", err)
+			log.Warn("handshake failed", "err", err) // counted by handshake
 		}
 		return
 	}
@@ -303,7 +302,9 @@ func lingerClose(nc net.Conn) {
 type helloInfo struct{ software string }
 
 // handshake authenticates the controller and claims the session slot. On
-// failure it has told the peer why.
+// failure it has told the peer why, and (unless the slot was busy) counted
+// the failure against the peer's address first: a controller that retries
+// the moment it reads the refusal is already rate-limited.
 func (s *Server) handshake(ctx context.Context, nc net.Conn, peer netip.AddrPort) (*conn, helloInfo, error) {
 	deadline := time.Now().Add(s.cfg.HandshakeTimeout)
 	nc.SetDeadline(deadline)
@@ -311,6 +312,7 @@ func (s *Server) handshake(ctx context.Context, nc net.Conn, peer netip.AddrPort
 	defer stop()
 	c := newConn(nc)
 	fail := func(err error) (*conn, helloInfo, error) {
+		s.lim.fail(peer.Addr())
 		nc.SetWriteDeadline(time.Now().Add(time.Second)) // the handshake's may have passed
 		if e := errorFor(err); e != nil {
 			c.write(e)
@@ -331,6 +333,7 @@ func (s *Server) handshake(ctx context.Context, nc net.Conn, peer netip.AddrPort
 	var nonce [NonceLen]byte
 	rand.Read(nonce[:])
 	if err := c.write(&Challenge{Nonce: nonce[:]}); err != nil {
+		s.lim.fail(peer.Addr())
 		return nil, helloInfo{}, err
 	}
 	n := len(c.transcript)
@@ -343,6 +346,7 @@ func (s *Server) handshake(ctx context.Context, nc net.Conn, peer netip.AddrPort
 		return fail(fmt.Errorf("%w: message %s after Challenge, want Auth", ErrMalformed, m.Type()))
 	}
 	if !hmac.Equal(auth.MAC, controllerProof(s.cfg.Token, c.transcript[:n])) {
+		s.lim.fail(peer.Addr())
 		c.write(&Error{Code: CodeAuth, Fatal: true,
 			Message: "authentication failed: the controller's token does not match the agent's --token-file (the attempt is logged and rate-limited)"})
 		return nil, helloInfo{}, fmt.Errorf("%w: wrong token (controller %q)", ErrAuth, hello.Software)
@@ -363,6 +367,7 @@ func (s *Server) handshake(ctx context.Context, nc net.Conn, peer netip.AddrPort
 	key := sessionKey(s.cfg.Token, c.transcript)
 	if err := c.write(&AuthOK{MAC: agentProof(s.cfg.Token, c.transcript), Agent: s.info(peer)}); err != nil {
 		s.release()
+		s.lim.fail(peer.Addr())
 		return nil, helloInfo{}, err
 	}
 	c.setKey(key, true)
