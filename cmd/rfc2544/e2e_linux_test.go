@@ -118,10 +118,7 @@ func TestRunTemporaryLab(t *testing.T) {
 func TestInterruptAndResume(t *testing.T) {
 	needRoot(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "rfc2544")
-	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
+	bin := buildCLI(t, dir)
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command(bin, append(e2eArgs, "--out", out)...)
 	var stdout, stderr bytes.Buffer
@@ -226,6 +223,16 @@ func kept(recs []rfc2544.TrialRecord) int {
 	return n
 }
 
+// buildCLI builds the rfc2544 binary into dir, for tests that signal it.
+func buildCLI(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "rfc2544")
+	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	return bin
+}
+
 // journalTrials counts the complete trial lines of a journal (0 if none).
 func journalTrials(dir string) int {
 	b, err := os.ReadFile(filepath.Join(dir, journalName))
@@ -311,10 +318,7 @@ func TestTemporaryLabRemovedOnError(t *testing.T) {
 func TestSecondInterrupt(t *testing.T) {
 	needRoot(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "rfc2544")
-	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
+	bin := buildCLI(t, dir)
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command(bin, "run", "--lab", "--rate", "200mbit", "--limit", "10", "--sizes", "1024,1518", "--tests", "throughput",
 		"--duration", "1s", "--settle", "100ms", "--out", out)
