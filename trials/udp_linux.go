@@ -405,9 +405,7 @@ func openUDPReceiver(ns string, ap netip.AddrPort, buf int) (*udpReceiver, error
 	r := &udpReceiver{conn: conn, raw: raw, hdrs: make([]mmsghdr, udpMaxBatch), iovs: make([]unix.Iovec, udpMaxBatch),
 		bufs: make([][]byte, udpMaxBatch), oobs: make([][]byte, udpMaxBatch)}
 	for i := range r.hdrs {
-		r.bufs[i] = make([]byte, framing.MaxJumbo+1)
 		r.oobs[i] = make([]byte, udpOOBLen)
-		r.iovs[i].Base = &r.bufs[i][0]
 		h := &r.hdrs[i].hdr
 		h.Iov = &r.iovs[i]
 		h.SetIovlen(1)
@@ -432,12 +430,20 @@ func (r *udpReceiver) drops() uint64 {
 }
 
 // start prepares a trial: datagrams are read into buffers of payloadLen+1
-// bytes, so a longer one shows as the wrong size.
+// bytes, so a longer one shows as the wrong size (MSG_TRUNC). Each iovec is
+// set from its own buffer, base and length, so the kernel never writes past
+// a buffer whatever payloadLen is (clamped to 0..framing.MaxJumbo).
 func (r *udpReceiver) start(t *rxTrial, payloadLen, cpu int) {
+	payloadLen = min(max(payloadLen, 0), framing.MaxJumbo)
 	r.t, r.payloadLen, r.cpu, r.err = t, payloadLen, cpu, nil
 	r.ovfl0 = r.ovfl
 	for i := range r.iovs {
-		r.iovs[i].SetLen(payloadLen + 1)
+		if cap(r.bufs[i]) < payloadLen+1 {
+			r.bufs[i] = make([]byte, payloadLen+1)
+		}
+		r.bufs[i] = r.bufs[i][:payloadLen+1]
+		r.iovs[i].Base = &r.bufs[i][0]
+		r.iovs[i].SetLen(len(r.bufs[i]))
 	}
 }
 
@@ -500,7 +506,7 @@ func (r *udpReceiver) process(n int) {
 		} else {
 			r.tsSeen = true
 		}
-		ln := int(h.n)
+		ln := min(int(h.n), len(r.bufs[i]))
 		r.t.count(r.bufs[i][:ln], ln == r.payloadLen && h.hdr.Flags&unix.MSG_TRUNC == 0, ts)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/internal/nsutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -53,6 +54,11 @@ func StartUDPReceive(cfg UDPHalfConfig, spec Spec, runID uint8, recv []Stream, o
 	}
 	if opt.Reflect.IsValid() && opt.Reflect.Addr().Is4() != opt.Listen.Addr().Is4() {
 		return nil, fmt.Errorf("udp receive: reflect address %v and listen address %v: not the same IP family", opt.Reflect, opt.Listen)
+	}
+	// Bound everything the wire controls before allocating: the frame
+	// size sizes the receive buffers, the flows each stream's state.
+	if err := checkHalf(cfg.Namespace, spec, recv, opt.Listen.Addr(), "udp receive"); err != nil {
+		return nil, err
 	}
 	r, err := openUDPReceiver(cfg.Namespace, opt.Listen, cfg.SocketBuffer)
 	if err != nil {
@@ -149,7 +155,7 @@ func (u *UDPReceive) process(n int) {
 		} else {
 			r.tsSeen = true
 		}
-		ln := int(h.n)
+		ln := min(int(h.n), len(r.bufs[i]))
 		b := r.bufs[i][:ln]
 		sizeOK := ln == r.payloadLen && h.hdr.Flags&unix.MSG_TRUNC == 0
 		if len(u.rtt) > 0 {
@@ -236,6 +242,65 @@ func (u *UDPReceive) Stop(sent map[uint16]uint64) (UDPReceiveResult, error) {
 	return res, errors.Join(err, u.r.err, u.r.conn.Close())
 }
 
+// maxHalfFlows bounds a stream's flows in a two-host half: one UDP source
+// port each. The agent's protocol bounds them far lower (agent.MaxFlows).
+const maxHalfFlows = 1 << 16
+
+// checkHalf checks what a half allocates from: the frame size against the
+// IP version's limits and the MTU of the interface holding local (when it
+// is one of this host's or namespace's addresses), and each stream's flows.
+func checkHalf(ns string, spec Spec, streams []Stream, local netip.Addr, where string) error {
+	proto := framing.IPv4UDP
+	if local.IsValid() && local.Unmap().Is6() || !local.IsValid() && spec.IPv6 {
+		proto = framing.IPv6UDP
+	}
+	mtu := localMTU(ns, local)
+	if err := framing.ValidateFrameSize(spec.FrameSize, proto, false, mtu); err != nil {
+		if mtu > 0 {
+			return fmt.Errorf("%s: trial frame_size (MTU %d at %v): %w", where, mtu, local, err)
+		}
+		return fmt.Errorf("%s: trial frame_size: %w", where, err)
+	}
+	for _, s := range streams {
+		if s.Flows < 0 || s.Flows > maxHalfFlows {
+			return fmt.Errorf("%s: stream %d flows %d: want 0 to %d", where, s.ID, s.Flows, maxHalfFlows)
+		}
+	}
+	return nil
+}
+
+// localMTU is the MTU of the interface that holds a in namespace ns, or 0
+// when a is unspecified or not found.
+func localMTU(ns string, a netip.Addr) int {
+	if !a.IsValid() || a.IsUnspecified() {
+		return 0
+	}
+	a = a.Unmap()
+	mtu := 0
+	_ = nsutil.Do(ns, func() error {
+		ifs, err := net.Interfaces()
+		if err != nil {
+			return err
+		}
+		for _, ifc := range ifs {
+			addrs, err := ifc.Addrs()
+			if err != nil {
+				continue
+			}
+			for _, x := range addrs {
+				if p, ok := x.(*net.IPNet); ok {
+					if ip, ok := netip.AddrFromSlice(p.IP); ok && ip.Unmap() == a {
+						mtu = ifc.MTU
+						return nil
+					}
+				}
+			}
+		}
+		return nil
+	})
+	return mtu
+}
+
 // UDPSend is one running send half: the streams of one port of a trial,
 // sent to one destination, until they end, Stop, the deadline, or the
 // context's end.
@@ -262,9 +327,26 @@ func StartUDPSend(ctx context.Context, cfg UDPHalfConfig, spec Spec, runID uint8
 	if !opt.Dst.IsValid() || opt.Dst.Port() == 0 {
 		return nil, fmt.Errorf("udp send: destination %v: want an address and a port", opt.Dst)
 	}
+	if err := checkHalf(cfg.Namespace, spec, send, opt.Src, "udp send"); err != nil {
+		return nil, err
+	}
 	rate := max(spec.RateFPS, rateChangeFPS(spec))
 	if opt.MaxFPS > 0 && (rate == 0 || rate*float64(len(send)) > opt.MaxFPS*(1+1e-9)) {
 		return nil, fmt.Errorf("udp send: %d streams at %.0f fps (0: as fast as possible) exceed the cap of %.0f fps", len(send), rate, opt.MaxFPS)
+	}
+	// The learning datagrams (one per flow) are paced at the cap too, and
+	// must all be sent within the learning wait.
+	wait := max(spec.Learning, udpMinLearning)
+	learnGap := time.Duration(0)
+	nLearn := 0
+	for _, s := range send {
+		nLearn += max(s.Flows, 1)
+	}
+	if opt.MaxFPS > 0 {
+		learnGap = time.Duration(float64(time.Second) / opt.MaxFPS)
+		if float64(nLearn-1)/opt.MaxFPS*float64(time.Second) >= float64(wait) {
+			return nil, fmt.Errorf("udp send: %d learning datagrams at the cap of %.0f fps do not fit the %v learning wait", nLearn, opt.MaxFPS, wait)
+		}
 	}
 	proto := framing.IPv4UDP
 	if opt.Dst.Addr().Is6() {
@@ -296,11 +378,6 @@ func StartUDPSend(ctx context.Context, cfg UDPHalfConfig, spec Spec, runID uint8
 			}
 		}
 	}
-	for _, s := range u.streams {
-		for _, fl := range s.flows {
-			_, _ = fl.conn.Write(fl.learn)
-		}
-	}
 	stopCtx := context.AfterFunc(ctx, func() { u.stop.Store(true) })
 	var deadline *time.Timer
 	if !opt.Deadline.IsZero() {
@@ -312,8 +389,21 @@ func StartUDPSend(ctx context.Context, cfg UDPHalfConfig, spec Spec, runID uint8
 		if deadline != nil {
 			defer deadline.Stop()
 		}
-		wait := max(spec.Learning, udpMinLearning)
-		for t0 := time.Now(); time.Since(t0) < wait && !u.stop.Load(); {
+		t0 := time.Now()
+		i := 0
+		for _, s := range u.streams {
+			for _, fl := range s.flows {
+				if u.stop.Load() {
+					break
+				}
+				if d := time.Until(t0.Add(time.Duration(i) * learnGap)); d > 0 {
+					time.Sleep(d)
+				}
+				_, _ = fl.conn.Write(fl.learn)
+				i++
+			}
+		}
+		for time.Since(t0) < wait && !u.stop.Load() {
 			time.Sleep(min(5*time.Millisecond, wait-time.Since(t0)))
 		}
 		t := &udpTransmitter{streams: u.streams, runID: runID, stop: &u.stop, tagAfter: spec.TagAfter, cpu: -1, where: "udp sender", hardStop: hardStop(spec)}

@@ -54,3 +54,84 @@ func TestUDPReceiveProcessAllocs(t *testing.T) {
 	}
 	u.r.conn.Close()
 }
+
+// TestUDPReceiveBufferBound: the kernel never writes past a receive buffer,
+// whatever frame size a trial names. The buffers get 64 KiB of guard bytes
+// after them (inside the same allocation, so a failure is a failed check,
+// not a corrupted heap); a receiver started for the payload of a 65,000-byte
+// frame (what a controller once asked for) is sent 65,000-byte datagrams
+// from a foreign address and from its peer, and every guard byte must be
+// intact, every iovec within its buffer.
+func TestUDPReceiveBufferBound(t *testing.T) {
+	const guard = 64 << 10
+	r, err := openUDPReceiver("", netip.MustParseAddrPort("127.0.0.1:0"), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.conn.Close()
+	bufLen := framing.MaxJumbo + 1
+	bigs := make([][]byte, len(r.bufs))
+	for i := range r.bufs {
+		bigs[i] = make([]byte, bufLen+guard)
+		for j := bufLen; j < len(bigs[i]); j++ {
+			bigs[i][j] = 0xA5
+		}
+		r.bufs[i] = bigs[i][:bufLen:bufLen]
+		r.iovs[i].Base = &r.bufs[i][0] // as openUDPReceiver did before start set it
+	}
+	st := newStreamState(Stream{ID: 1, Direction: AtoB})
+	tr := newRxTrial(1, 65000, []*streamState{st})
+	r.start(tr, framing.UDPPayloadSize(65000, framing.IPv4UDP, false), -1)
+	for i := range r.iovs {
+		if r.iovs[i].Base != &r.bufs[i][0] || int(r.iovs[i].Len) > cap(r.bufs[i]) || int(r.iovs[i].Len) != len(r.bufs[i]) {
+			t.Fatalf("iovec %d: base %p len %d, buffer %p len %d cap %d", i, r.iovs[i].Base, r.iovs[i].Len, &r.bufs[i][0], len(r.bufs[i]), cap(r.bufs[i]))
+		}
+	}
+	var got int
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.readLoop(func(n int) { got += n })
+	}()
+	dst := r.conn.LocalAddr().(*net.UDPAddr)
+	big := make([]byte, 65000)
+	for i := range big {
+		big[i] = 0x5A
+	}
+	for _, src := range []string{"127.0.0.3", "127.0.0.1"} {
+		c, err := net.DialUDP("udp4", &net.UDPAddr{IP: net.ParseIP(src)}, dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 640 {
+			if _, err := c.Write(big); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Close()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var n int
+		_ = r.raw.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.SIOCINQ) })
+		if n == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r.conn.SetReadDeadline(time.Now())
+	<-done
+	if got == 0 {
+		t.Fatal("no datagram read: the test sent nothing the receiver saw")
+	}
+	for i, b := range bigs {
+		for j := bufLen; j < len(b); j++ {
+			if b[j] != 0xA5 {
+				t.Fatalf("buffer %d: guard byte %d after the %d-byte buffer overwritten (%d datagrams read)", i, j-bufLen, bufLen, got)
+			}
+		}
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+}

@@ -187,3 +187,44 @@ func (l *limiter) fail(a netip.Addr) {
 	b := l.get(limitKey(a))
 	b.tokens = max(0, b.tokens-1)
 }
+
+// refund gives back the token fail took from a's bucket (the handshake
+// succeeded after all).
+func (l *limiter) refund(a netip.Addr) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.get(limitKey(a))
+	b.tokens = min(l.burst, b.tokens+1)
+}
+
+// logLimiter rate-limits log lines: a token bucket of burst lines refilled
+// by one every refill. allow reports whether to log this line and how many
+// were not logged since the last logged one.
+type logLimiter struct {
+	mu     sync.Mutex
+	burst  float64
+	refill time.Duration
+	now    func() time.Time
+	tokens float64
+	last   time.Time
+	quiet  int
+}
+
+func newLogLimiter(burst int, refill time.Duration, now func() time.Time) *logLimiter {
+	return &logLimiter{burst: float64(burst), refill: refill, now: now, tokens: float64(burst), last: now()}
+}
+
+func (l *logLimiter) allow() (ok bool, quiet int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	l.tokens = min(l.burst, l.tokens+float64(now.Sub(l.last))/float64(l.refill))
+	l.last = now
+	if l.tokens < 1 {
+		l.quiet++
+		return false, 0
+	}
+	l.tokens--
+	quiet, l.quiet = l.quiet, 0
+	return true, quiet
+}

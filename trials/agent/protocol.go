@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"time"
+
+	"github.com/rfc2544/rfc2544/framing"
 
 	"github.com/rfc2544/rfc2544/trials"
 )
@@ -40,6 +43,28 @@ const (
 	MACLen = 32
 	// NonceLen is the length of each side's handshake nonce.
 	NonceLen = 32
+)
+
+// Bounds of a TrialSetup, checked when it is decoded, before the agent
+// allocates or opens anything for it. They are protocol limits, above
+// anything a real trial needs; the agent's policy (--max-rate,
+// --max-duration) is checked after them.
+const (
+	// MaxStreams is the most streams one trial may have.
+	MaxStreams = 8
+	// MaxFlows is the most flows (UDP port pairs) one trial may use,
+	// summed over its streams (a stream with flows 0 or 1 counts one).
+	// Each flow of a B->A stream is one socket of the agent's, so this
+	// also bounds the agent's file descriptors and send buffers per trial.
+	MaxFlows = 64
+	// MaxSpan bounds every duration of a TrialSetup (duration, learning,
+	// settle, tag_after, rate_change.at): 24 hours.
+	MaxSpan = 24 * time.Hour
+	// MaxRateFPS bounds every rate of a TrialSetup, in frames per second:
+	// 1e9, above any Ethernet link's frame rate.
+	MaxRateFPS = 1e9
+	// MaxBurstFrames bounds burst_frames.
+	MaxBurstFrames = 1 << 40
 )
 
 // Type is a message type, the header's third field.
@@ -373,8 +398,8 @@ func (m *TrialSetup) validate() error {
 	if err := m.Spec.Validate(); err != nil {
 		return fmt.Errorf("trial_setup spec: %w", err)
 	}
-	if !finite(m.Spec.RateFPS) || (m.Spec.RateChange != nil && !finite(m.Spec.RateChange.RateFPS)) {
-		return errors.New("trial_setup spec rate_fps: must be finite")
+	if err := checkSpecBounds(m.Spec); err != nil {
+		return fmt.Errorf("trial_setup spec %w", err)
 	}
 	if m.Latency != LatencyRoundTrip && m.Latency != LatencyOneWay {
 		return fmt.Errorf("trial_setup latency %q: want %q or %q", m.Latency, LatencyRoundTrip, LatencyOneWay)
@@ -384,6 +409,65 @@ func (m *TrialSetup) validate() error {
 	}
 	if m.ReflectFPS > 0 && m.Latency != LatencyRoundTrip {
 		return fmt.Errorf("trial_setup reflect_fps %g: only round-trip latency reflects frames", m.ReflectFPS)
+	}
+	return nil
+}
+
+// checkSpecBounds checks a trial's fields against the protocol's bounds
+// (MaxStreams, MaxFlows, MaxSpan, MaxRateFPS, MaxBurstFrames) and the frame
+// size against the IP version's smallest and largest test frame. The path
+// MTU is the traffic engine's to check, at its port.
+func checkSpecBounds(sp trials.Spec) error {
+	proto := framing.IPv4UDP
+	if sp.IPv6 {
+		proto = framing.IPv6UDP
+	}
+	if err := framing.ValidateFrameSize(sp.FrameSize, proto, false, 0); err != nil {
+		return fmt.Errorf("frame_size: %w", err)
+	}
+	if len(sp.Streams) > MaxStreams {
+		return fmt.Errorf("streams: %d, above the limit of %d per trial", len(sp.Streams), MaxStreams)
+	}
+	flows := 0
+	for _, st := range sp.Streams {
+		if st.Flows < 0 || st.Flows > MaxFlows {
+			return fmt.Errorf("stream %d flows %d: the agent takes 0 to %d flows per trial", st.ID, st.Flows, MaxFlows)
+		}
+		flows += max(st.Flows, 1)
+	}
+	if flows > MaxFlows {
+		return fmt.Errorf("flows: %d summed over the streams, above the agent's limit of %d per trial; use fewer flows", flows, MaxFlows)
+	}
+	rates := []struct {
+		name string
+		v    float64
+	}{{"rate_fps", sp.RateFPS}}
+	spans := []struct {
+		name string
+		v    time.Duration
+	}{{"duration_ns", sp.Duration}, {"learning_ns", sp.Learning}, {"settle_ns", sp.Settle}, {"tag_after_ns", sp.TagAfter}}
+	if rc := sp.RateChange; rc != nil {
+		rates = append(rates, struct {
+			name string
+			v    float64
+		}{"rate_change rate_fps", rc.RateFPS})
+		spans = append(spans, struct {
+			name string
+			v    time.Duration
+		}{"rate_change at_ns", rc.At})
+	}
+	for _, r := range rates {
+		if !finite(r.v) || r.v < 0 || r.v > MaxRateFPS {
+			return fmt.Errorf("%s %g: must be a finite number of frames per second from 0 to %g", r.name, r.v, float64(MaxRateFPS))
+		}
+	}
+	for _, d := range spans {
+		if d.v < 0 || d.v > MaxSpan {
+			return fmt.Errorf("%s %d: must be from 0 to %v", d.name, int64(d.v), MaxSpan)
+		}
+	}
+	if sp.BurstFrames < 0 || sp.BurstFrames > MaxBurstFrames {
+		return fmt.Errorf("burst_frames %d: must be from 0 to %d", sp.BurstFrames, int64(MaxBurstFrames))
 	}
 	return nil
 }

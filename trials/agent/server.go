@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -26,13 +27,26 @@ const (
 	// (keepalives included) before it declares the peer lost: short enough
 	// that an agent stops sending within 2 s of losing its controller.
 	DefaultPeerTimeout      = 1500 * time.Millisecond
-	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultHandshakeTimeout is the pre-authentication deadline: a
+	// controller on any real network completes the three messages of the
+	// handshake well within it, and an idle connection holds a handshake
+	// slot no longer.
+	DefaultHandshakeTimeout = 3 * time.Second
 	DefaultIdleTimeout      = 10 * time.Minute
 	DefaultSessionTimeout   = 24 * time.Hour
 	DefaultMaxDuration      = 10 * time.Minute
 	DefaultAuthBurst        = 5
 	DefaultAuthRefill       = 12 * time.Second
 	DefaultMaxHandshakes    = 8
+	// DefaultMaxHandshakesPerAddr bounds the handshakes in progress from
+	// one source address (IPv6: one /64), so a few addresses cannot hold
+	// every slot.
+	DefaultMaxHandshakesPerAddr = 2
+	// DefaultBusyWait is how long a newly authenticated controller waits
+	// for the previous session to finish ending before it is told "busy":
+	// a controller that reconnects the moment its last session closed is
+	// served, not refused.
+	DefaultBusyWait = 2 * time.Second
 	DefaultStartTimeout     = 10 * time.Second
 	DefaultStopGrace        = 10 * time.Second
 )
@@ -78,6 +92,13 @@ type Config struct {
 	// MaxHandshakes bounds handshakes in progress at once; zero means
 	// DefaultMaxHandshakes.
 	MaxHandshakes int
+	// MaxHandshakesPerAddr bounds handshakes in progress from one source
+	// address (IPv6: one /64); zero means DefaultMaxHandshakesPerAddr.
+	MaxHandshakesPerAddr int
+	// BusyWait is how long an authenticated controller waits for the
+	// previous session to end before it is refused as busy; zero means
+	// DefaultBusyWait.
+	BusyWait time.Duration
 	// Logger receives the session log (peer, auth ok or failed, trials,
 	// why a session ended); nil discards it.
 	Logger *slog.Logger
@@ -98,6 +119,10 @@ func (c Config) withDefaults() Config {
 	def(&c.AuthRefill, DefaultAuthRefill)
 	def(&c.StartTimeout, DefaultStartTimeout)
 	def(&c.StopGrace, DefaultStopGrace)
+	def(&c.BusyWait, DefaultBusyWait)
+	if c.MaxHandshakesPerAddr == 0 {
+		c.MaxHandshakesPerAddr = DefaultMaxHandshakesPerAddr
+	}
 	if c.Policy.ClockSync == "" {
 		c.Policy.ClockSync = ClockNone
 	}
@@ -132,7 +157,7 @@ func (c Config) Validate() error {
 		v    time.Duration
 	}{{"max duration", c.Policy.MaxDuration}, {"keepalive interval", c.KeepaliveInterval}, {"peer timeout", c.PeerTimeout},
 		{"handshake timeout", c.HandshakeTimeout}, {"idle timeout", c.IdleTimeout}, {"session timeout", c.SessionTimeout},
-		{"auth refill", c.AuthRefill}, {"start timeout", c.StartTimeout}, {"stop grace", c.StopGrace}} {
+		{"auth refill", c.AuthRefill}, {"start timeout", c.StartTimeout}, {"stop grace", c.StopGrace}, {"busy wait", c.BusyWait}} {
 		if d.v < 0 {
 			return fmt.Errorf("agent %s %v: must not be negative", d.name, d.v)
 		}
@@ -140,7 +165,7 @@ func (c Config) Validate() error {
 	if d := c.withDefaults(); d.PeerTimeout <= d.KeepaliveInterval {
 		return fmt.Errorf("agent peer timeout %v: must exceed the keepalive interval %v", d.PeerTimeout, d.KeepaliveInterval)
 	}
-	if c.AuthBurst < 0 || c.MaxHandshakes < 0 {
+	if c.AuthBurst < 0 || c.MaxHandshakes < 0 || c.MaxHandshakesPerAddr < 0 {
 		return errors.New("agent auth burst and max handshakes must not be negative")
 	}
 	return nil
@@ -149,14 +174,19 @@ func (c Config) Validate() error {
 // Server is an agent: it accepts controllers on a listener, authenticates
 // them and runs their trials, one session at a time.
 type Server struct {
-	cfg  Config
-	log  *slog.Logger
-	lim  *limiter
-	hs   chan struct{} // handshake slots
-	mu   sync.Mutex
-	busy netip.AddrPort // the controller holding the session, if any
-	// since is when busy started.
+	cfg Config
+	log *slog.Logger
+	lim *limiter
+	hs  chan struct{} // handshake slots
+	// refusedLog and failedLog rate-limit the log lines of refused
+	// connections and failed handshakes.
+	refusedLog, failedLog *logLimiter
+	mu                    sync.Mutex
+	hsPer                 map[netip.Addr]int // handshakes in progress per limitKey
+	busy                  netip.AddrPort     // the controller holding the session, if any
+	// since is when busy started; freed is closed when it ends.
 	since time.Time
+	freed chan struct{}
 }
 
 // NewServer checks cfg and returns a Server.
@@ -168,8 +198,11 @@ func NewServer(cfg Config) (*Server, error) {
 	return &Server{
 		cfg: cfg,
 		log: cfg.Logger,
-		lim: newLimiter(cfg.AuthBurst, cfg.AuthRefill, time.Now),
-		hs:  make(chan struct{}, cfg.MaxHandshakes),
+		lim:        newLimiter(cfg.AuthBurst, cfg.AuthRefill, time.Now),
+		hs:         make(chan struct{}, cfg.MaxHandshakes),
+		hsPer:      map[netip.Addr]int{},
+		refusedLog: newLogLimiter(1, time.Second, time.Now),
+		failedLog:  newLogLimiter(5, time.Second, time.Now),
 	}, nil
 }
 
@@ -253,26 +286,57 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	defer lingerClose(nc)
 	peer := addrPortOf(nc.RemoteAddr())
 	log := s.log.With("peer", peer.String())
-	if ok, retry, logIt, quiet := s.lim.allow(peer.Addr()); !ok {
-		if logIt {
-			log.Warn("refused: too many failed authentications from this address", "retry_in", retry.Round(time.Second), "refused_unlogged", quiet)
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error("internal error: connection closed", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		}
+	}()
+	// Refusals before a handshake cost the agent nothing but this
+	// goroutine and a short linger; they are logged at most once a second
+	// with the count of those not logged.
+	if ok, retry, _, _ := s.lim.allow(peer.Addr()); !ok {
+		s.refused(log, "refused: too many failed authentications from this address", "retry_in", retry.Round(time.Second))
 		refuse(nc, Version, &Error{Code: CodeRateLimited,
 			Message: fmt.Sprintf("too many failed authentications from %s: try again in %v with the right token", peer.Addr(), retry.Round(time.Second))})
 		return
 	}
+	key := limitKey(peer.Addr())
+	s.mu.Lock()
+	perAddr := s.hsPer[key] < s.cfg.MaxHandshakesPerAddr
+	if perAddr {
+		s.hsPer[key]++
+	}
+	s.mu.Unlock()
+	if !perAddr {
+		s.refused(log, "refused: too many handshakes in progress from this address", "max_per_address", s.cfg.MaxHandshakesPerAddr)
+		refuse(nc, Version, &Error{Code: CodeBusy, Message: fmt.Sprintf("too many handshakes in progress from %s (at most %d); finish or close them first",
+			peer.Addr(), s.cfg.MaxHandshakesPerAddr)})
+		return
+	}
+	unclaim := func() {
+		s.mu.Lock()
+		if s.hsPer[key]--; s.hsPer[key] <= 0 {
+			delete(s.hsPer, key)
+		}
+		s.mu.Unlock()
+	}
 	select {
 	case s.hs <- struct{}{}:
 	default:
-		log.Warn("refused: too many handshakes in progress", "max", s.cfg.MaxHandshakes)
+		unclaim()
+		s.refused(log, "refused: too many handshakes in progress", "max", s.cfg.MaxHandshakes)
 		refuse(nc, Version, &Error{Code: CodeBusy, Message: "too many handshakes in progress; try again in a few seconds"})
 		return
 	}
+	slots := sync.OnceFunc(func() { <-s.hs; unclaim() })
+	defer slots() // also on a panic
 	c, info, err := s.handshake(ctx, nc, peer)
-	<-s.hs
+	slots()
 	if err != nil {
 		if !errors.Is(err, ErrBusy) {
-			log.Warn("handshake failed", "err", err) // counted by handshake
+			if ok, quiet := s.failedLog.allow(); ok {
+				log.Warn("handshake failed", "err", err, "failures_unlogged", quiet) // counted by handshake
+			}
 		}
 		return
 	}
@@ -301,18 +365,28 @@ func lingerClose(nc net.Conn) {
 
 type helloInfo struct{ software string }
 
-// handshake authenticates the controller and claims the session slot. On
-// failure it has told the peer why, and (unless the slot was busy) counted
-// the failure against the peer's address first: a controller that retries
-// the moment it reads the refusal is already rate-limited.
+// refused logs a refusal of a connection, at most once a second (with the
+// count of refusals not logged since).
+func (s *Server) refused(log *slog.Logger, msg string, args ...any) {
+	if ok, quiet := s.refusedLog.allow(); ok {
+		log.Warn(msg, append(args, "refusals_unlogged", quiet)...)
+	}
+}
+
+// handshake authenticates the controller and claims the session slot. Every
+// handshake is counted as a failure against the peer's address the moment
+// it starts, and refunded only once the controller has proved the token: an
+// idle connection, a wrong token, a malformed message and a controller that
+// retries the moment it reads the refusal are all already counted. On
+// failure it has told the peer why.
 func (s *Server) handshake(ctx context.Context, nc net.Conn, peer netip.AddrPort) (*conn, helloInfo, error) {
 	deadline := time.Now().Add(s.cfg.HandshakeTimeout)
 	nc.SetDeadline(deadline)
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
 	defer stop()
+	s.lim.fail(peer.Addr())
 	c := newConn(nc)
 	fail := func(err error) (*conn, helloInfo, error) {
-		s.lim.fail(peer.Addr())
 		nc.SetWriteDeadline(time.Now().Add(time.Second)) // the handshake's may have passed
 		if e := errorFor(err); e != nil {
 			c.write(e)
@@ -333,7 +407,6 @@ func (s *Server) handshake(ctx context.Context, nc net.Conn, peer netip.AddrPort
 	var nonce [NonceLen]byte
 	rand.Read(nonce[:])
 	if err := c.write(&Challenge{Nonce: nonce[:]}); err != nil {
-		s.lim.fail(peer.Addr())
 		return nil, helloInfo{}, err
 	}
 	n := len(c.transcript)
@@ -346,19 +419,17 @@ func (s *Server) handshake(ctx context.Context, nc net.Conn, peer netip.AddrPort
 		return fail(fmt.Errorf("%w: message %s after Challenge, want Auth", ErrMalformed, m.Type()))
 	}
 	if !hmac.Equal(auth.MAC, controllerProof(s.cfg.Token, c.transcript[:n])) {
-		s.lim.fail(peer.Addr())
 		c.write(&Error{Code: CodeAuth, Fatal: true,
 			Message: "authentication failed: the controller's token does not match the agent's --token-file (the attempt is logged and rate-limited)"})
 		return nil, helloInfo{}, fmt.Errorf("%w: wrong token (controller %q)", ErrAuth, hello.Software)
 	}
-	s.mu.Lock()
-	holder, since := s.busy, s.since
-	if !holder.IsValid() {
-		s.busy, s.since = peer, time.Now()
-	}
-	s.mu.Unlock()
+	s.lim.refund(peer.Addr()) // the controller holds the token
+	holder, since := s.claim(ctx, peer)
+	// The wait may have used the handshake's deadline; the peer has
+	// proved the token, so it gets a fresh one for the last message.
+	nc.SetWriteDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
 	if holder.IsValid() {
-		s.log.Warn("refused: busy", "peer", peer.String(), "session_of", holder.String())
+		s.refused(s.log, "refused: busy", "peer", peer.String(), "session_of", holder.String())
 		c.write(&Error{Code: CodeBusy, Fatal: true,
 			Message: fmt.Sprintf("agent busy: serving controller %s since %s; one session at a time, try again when its run ends",
 				holder, since.UTC().Format(time.RFC3339))})
@@ -367,7 +438,6 @@ func (s *Server) handshake(ctx context.Context, nc net.Conn, peer netip.AddrPort
 	key := sessionKey(s.cfg.Token, c.transcript)
 	if err := c.write(&AuthOK{MAC: agentProof(s.cfg.Token, c.transcript), Agent: s.info(peer)}); err != nil {
 		s.release()
-		s.lim.fail(peer.Addr())
 		return nil, helloInfo{}, err
 	}
 	c.setKey(key, true)
@@ -375,8 +445,45 @@ func (s *Server) handshake(ctx context.Context, nc net.Conn, peer netip.AddrPort
 	return c, helloInfo{software: hello.Software}, nil
 }
 
+// claim takes the session slot for peer. When another controller holds it,
+// claim waits up to BusyWait (and the handshake's context) for that session
+// to end: a session ends when its controller closes the connection, which
+// the agent reads a moment after the controller may already have
+// reconnected. It returns the zero AddrPort on success, else the holder and
+// since when it has held the slot.
+func (s *Server) claim(ctx context.Context, peer netip.AddrPort) (holder netip.AddrPort, since time.Time) {
+	var timeout <-chan time.Time
+	for {
+		s.mu.Lock()
+		holder, since, freed := s.busy, s.since, s.freed
+		if !holder.IsValid() {
+			s.busy, s.since, s.freed = peer, time.Now(), make(chan struct{})
+			s.mu.Unlock()
+			return netip.AddrPort{}, time.Time{}
+		}
+		s.mu.Unlock()
+		if timeout == nil {
+			s.log.Info("waiting for the previous session to end", "peer", peer.String(), "session_of", holder.String(), "up_to", s.cfg.BusyWait)
+			t := time.NewTimer(s.cfg.BusyWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-freed:
+		case <-timeout:
+			return holder, since
+		case <-ctx.Done():
+			return holder, since
+		}
+	}
+}
+
+// release frees the session slot; it may be called more than once.
 func (s *Server) release() {
 	s.mu.Lock()
+	if s.busy.IsValid() {
+		close(s.freed)
+	}
 	s.busy = netip.AddrPort{}
 	s.mu.Unlock()
 }
@@ -424,6 +531,15 @@ func (se *session) run(ctx context.Context) string {
 
 	in := make(chan inbound)
 	wg.Go(func() {
+		defer func() {
+			if p := recover(); p != nil {
+				se.log.Error("internal error reading from the controller", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				select {
+				case in <- inbound{err: fmt.Errorf("agent internal error reading a message: %v", p)}:
+				case <-ctx.Done():
+				}
+			}
+		}()
 		for {
 			m, err := se.c.read(cfg.PeerTimeout)
 			select {
@@ -520,7 +636,24 @@ func (se *session) readFailed(err error) string {
 
 // handle serves one controller message; a non-empty return ends the
 // session with that reason.
-func (se *session) handle(ctx context.Context, m Message) string {
+//
+// A panic while serving the message (a bug: every wire field is bounded
+// before use) ends the session with an Error, not the agent: it is the last
+// line of defence, logged with its stack.
+func (se *session) handle(ctx context.Context, m Message) (reason string) {
+	defer func() {
+		if p := recover(); p != nil {
+			se.log.Error("internal error: the agent ends the session", "panic", fmt.Sprint(p), "message", m.Type().String(), "stack", string(debug.Stack()))
+			func() {
+				defer func() { recover() }()
+				se.stopTrial("internal error")
+			}()
+			se.trial = nil
+			se.c.write(&Error{Code: CodeProtocol, Fatal: true,
+				Message: fmt.Sprintf("agent internal error serving %s: the agent ended the session (its log has the details)", m.Type())})
+			reason = fmt.Sprintf("internal error serving %s: %v", m.Type(), p)
+		}
+	}()
 	reply := func(r Message) string {
 		if err := se.c.write(r); err != nil {
 			return "controller lost: " + err.Error()
