@@ -26,7 +26,7 @@ const (
 	// DefaultPeerTimeout is how long a side waits for any message
 	// (keepalives included) before it declares the peer lost: short enough
 	// that an agent stops sending within 2 s of losing its controller.
-	DefaultPeerTimeout      = 1500 * time.Millisecond
+	DefaultPeerTimeout = 1500 * time.Millisecond
 	// DefaultHandshakeTimeout is the pre-authentication deadline: a
 	// controller on any real network completes the three messages of the
 	// handshake well within it, and an idle connection holds a handshake
@@ -46,9 +46,9 @@ const (
 	// for the previous session to finish ending before it is told "busy":
 	// a controller that reconnects the moment its last session closed is
 	// served, not refused.
-	DefaultBusyWait = 2 * time.Second
-	DefaultStartTimeout     = 10 * time.Second
-	DefaultStopGrace        = 10 * time.Second
+	DefaultBusyWait     = 2 * time.Second
+	DefaultStartTimeout = 10 * time.Second
+	DefaultStopGrace    = 10 * time.Second
 )
 
 // Config configures a Server. Token, Traffic and Policy.MaxRateBps are
@@ -196,8 +196,8 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	return &Server{
-		cfg: cfg,
-		log: cfg.Logger,
+		cfg:        cfg,
+		log:        cfg.Logger,
 		lim:        newLimiter(cfg.AuthBurst, cfg.AuthRefill, time.Now),
 		hs:         make(chan struct{}, cfg.MaxHandshakes),
 		hsPer:      map[netip.Addr]int{},
