@@ -182,3 +182,26 @@ func TestParseListen(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentTokenFIFO (issue 17 item 5): --token-file naming a FIFO used to
+// hang the agent's startup forever (deaf to SIGTERM); it is refused at once.
+func TestAgentTokenFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "agent.token")
+	if err := mkfifo(fifo); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		var stdout, stderr bytes.Buffer
+		done <- run(context.Background(), []string{"agent", "--token-file", fifo}, &stdout, &stderr)
+	}()
+	select {
+	case err := <-done:
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "a named pipe (FIFO), not a regular file") {
+			t.Errorf("error %v, want a usage error saying the token file is a FIFO", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("agent --token-file FIFO still starting after 5 s")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"sync"
@@ -25,18 +26,29 @@ const (
 // that group or others may read or write, and a token shorter than
 // MinTokenLen. Surrounding white space (a trailing newline) is not part of
 // the token.
+//
+// Only a regular file is read (a named pipe, a device, a directory or a
+// socket is refused with an error that says which), it is opened without
+// blocking (a FIFO swapped in after the check cannot hang the caller), and
+// at most MaxTokenLen+1 bytes are read.
 func LoadToken(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("token file: %w", err)
+	}
+	if err := regularFile(path, fi.Mode()); err != nil {
+		return nil, err
+	}
+	f, err := openNoBlock(path)
 	if err != nil {
 		return nil, fmt.Errorf("token file: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
+	if fi, err = f.Stat(); err != nil {
 		return nil, fmt.Errorf("token file: %w", err)
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("token file %s: not a regular file", path)
+	if err := regularFile(path, fi.Mode()); err != nil {
+		return nil, err
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		return nil, fmt.Errorf("token file %s: mode %04o lets group or others access it; run chmod 600 %s", path, perm, path)
@@ -44,13 +56,37 @@ func LoadToken(path string) ([]byte, error) {
 	if fi.Size() > MaxTokenLen {
 		return nil, fmt.Errorf("token file %s: %d bytes, above the %d-byte limit; a token is one line of random text", path, fi.Size(), MaxTokenLen)
 	}
-	b := make([]byte, MaxTokenLen+1)
-	n, _ := f.Read(b)
-	tok := bytes.TrimSpace(b[:n])
+	b, err := io.ReadAll(io.LimitReader(f, MaxTokenLen+1))
+	if err != nil {
+		return nil, fmt.Errorf("token file %s: %w", path, err)
+	}
+	if len(b) > MaxTokenLen {
+		return nil, fmt.Errorf("token file %s: above the %d-byte limit; a token is one line of random text", path, MaxTokenLen)
+	}
+	tok := bytes.TrimSpace(b)
 	if err := CheckToken(tok); err != nil {
 		return nil, fmt.Errorf("token file %s: %w", path, err)
 	}
 	return tok, nil
+}
+
+// regularFile refuses anything but a regular file, naming what it is.
+func regularFile(path string, m os.FileMode) error {
+	if m.IsRegular() {
+		return nil
+	}
+	what := "not a regular file"
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case m&os.ModeDevice != 0 || m&os.ModeCharDevice != 0:
+		what = "a device"
+	case m.IsDir():
+		what = "a directory"
+	case m&os.ModeSocket != 0:
+		what = "a socket"
+	}
+	return fmt.Errorf("token file %s: %s, not a regular file; write the token to a file readable by its owner only (chmod 600) and name that file", path, what)
 }
 
 // CheckToken checks a token's length.
