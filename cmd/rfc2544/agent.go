@@ -55,6 +55,34 @@ Without --listen the agent listens on 127.0.0.1:2544 only (e.g. behind an ssh
 tunnel); give the address of the interface controllers reach. Every interface
 (0.0.0.0 or ::) must be written out.
 
+Running without privilege: the agent needs no root and no capability. Its test
+traffic uses ordinary UDP sockets and its control port (2544) is above 1024,
+so run it as any unprivileged user that can read the token file:
+  sudo -u rfc2544 rfc2544 agent --listen 198.19.1.2 --token-file /etc/rfc2544/agent.token
+Socket buffers larger than net.core.rmem_max/wmem_max are then capped by the
+kernel (raise those sysctls for high rates). Under systemd, DynamicUser= runs
+it as a transient user, and LoadCredential= hands it the token (%d is the
+credentials directory) without making the original file readable by that user:
+  [Service]
+  ExecStart=/usr/local/bin/rfc2544 agent --listen 198.19.1.2 --max-rate 2G --token-file %d/agent.token
+  LoadCredential=agent.token:/etc/rfc2544/agent.token
+  DynamicUser=yes
+  NoNewPrivileges=yes
+  ProtectSystem=strict
+  ProtectHome=yes
+  PrivateTmp=yes
+  RestrictAddressFamilies=AF_INET AF_INET6 AF_NETLINK
+  CapabilityBoundingSet=
+  Restart=on-failure
+The token file must be a regular file, mode 600 (or 400), owned by the user
+reading it; a named pipe, a device or a directory is refused.
+
+Limits a controller cannot exceed: frames of 64 (IPv4) or 84 (IPv6) to 9216
+bytes, at most 8 streams and 64 flows per trial, learning frames included in
+--max-rate. Unauthenticated peers get 2 handshakes at once per address (8 in
+all), 3 s each, every attempt counted against the address; refusals are logged
+at most once a second. See trials/agent/PROTOCOL.md for the threat model.
+
 Flags:
 `
 

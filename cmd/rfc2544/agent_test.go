@@ -77,7 +77,8 @@ func TestAgentHelp(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"Examples:", "rfc2544 agent --listen 198.19.1.2 --token-file agent.token", "rfc2544 agent --check",
-		"chmod 600", "-max-rate", "127.0.0.1:2544 (loopback only)", "round trip"} {
+		"chmod 600", "-max-rate", "127.0.0.1:2544 (loopback only)", "round trip",
+		"needs no root", "DynamicUser=yes", "LoadCredential=agent.token:", "a named pipe, a device or a directory is refused"} {
 		if !strings.Contains(stdout.String(), w) {
 			t.Errorf("help does not say %q", w)
 		}
