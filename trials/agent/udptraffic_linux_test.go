@@ -2,14 +2,17 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 
 	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/trials"
@@ -236,4 +239,76 @@ func TestControllerLostStopsUDPSender(t *testing.T) {
 		t.Errorf("the agent still sent %v after the controller closed; want under 2 s", d)
 	}
 	t.Logf("last frame %v after the controller closed", last.Sub(closed))
+}
+
+// TestLearningWithinCap (issue 17 item 3): the learning datagrams the
+// agent sends at Start (one per B->A flow) count against --max-rate. At
+// 10 Mbit/s and 1518-byte frames (822 fps), 64 flows cannot learn within
+// 20 ms: refused, naming the learning frames. Eight flows with a 200 ms
+// learning wait are accepted, and their learning datagrams arrive paced at
+// the cap (kernel receive timestamps), not as one burst (the old agent sent
+// 1,000 in 65 ms against a 10 Mbit/s cap).
+func TestLearningWithinCap(t *testing.T) {
+	leakCheck(t)
+	a := startAgent(t, func(c *agent.Config) {
+		c.Traffic = &agent.UDPTraffic{}
+		c.Policy.MaxRateBps = 10e6
+	})
+	c := dial(t, a.addr)
+	ctx := context.Background()
+	sink, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	if raw, err := sink.SyscallConn(); err != nil {
+		t.Fatal(err)
+	} else if err := raw.Control(func(fd uintptr) {
+		err = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	port := uint16(sink.LocalAddr().(*net.UDPAddr).Port)
+	setup := func(id uint64, flows int, learning time.Duration) agent.TrialSetup {
+		return agent.TrialSetup{TrialID: id, Spec: trials.Spec{FrameSize: 1518, Streams: []trials.Stream{{ID: 2, Direction: trials.BtoA, Flows: flows}},
+			RateFPS: 10, Duration: 300 * time.Millisecond, Learning: learning}, ControllerPort: port, Latency: agent.LatencyRoundTrip}
+	}
+	_, err = c.Setup(ctx, setup(1, 64, 0))
+	var re *agent.RemoteError
+	if !errors.As(err, &re) || re.Code != agent.CodePolicy || !strings.Contains(re.Message, "64 learning frames of 1518 bytes") {
+		t.Fatalf("64 flows with a 20 ms learning wait at 10 Mbit/s: %v, want a policy error naming the learning frames", err)
+	}
+	const flows = 8
+	if _, err := c.Setup(ctx, setup(2, flows, 200*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	var stamps []time.Time
+	b, oob := make([]byte, 2048), make([]byte, 256)
+	sink.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for len(stamps) < flows {
+		n, oobn, _, _, err := sink.ReadMsgUDP(b, oob)
+		if err != nil {
+			t.Fatalf("after %d learning datagrams: %v", len(stamps), err)
+		}
+		if _, err := framing.DecodeSignature(b[:n]); err == nil {
+			t.Fatalf("a test frame after %d learning datagrams, want %d first", len(stamps), flows)
+		}
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil || len(msgs) == 0 || msgs[0].Header.Type != unix.SCM_TIMESTAMPNS {
+			t.Fatalf("no kernel timestamp: %v", err)
+		}
+		ts := *(*unix.Timespec)(unsafe.Pointer(&msgs[0].Data[0]))
+		stamps = append(stamps, time.Unix(ts.Unix()))
+	}
+	if _, err := c.Stop(ctx, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	capFPS := 10e6 / ((1518 + 20) * 8)
+	minSpan := time.Duration(float64(flows-1) / capFPS * float64(time.Second))
+	if span := stamps[flows-1].Sub(stamps[0]); span < minSpan*99/100 {
+		t.Errorf("%d learning datagrams within %v, want them paced at the cap (%.0f fps): at least %v", flows, span, capFPS, minSpan)
+	}
 }
