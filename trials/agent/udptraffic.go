@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/netip"
@@ -86,7 +87,7 @@ func (u *UDPTraffic) StartSend(ctx context.Context, t Trial, dst netip.AddrPort)
 	if dst != t.Peer || dst.Port() < MinControllerPort {
 		return nil, fmt.Errorf("send to %v: the agent sends only to the controller %v, port %d and above", dst, t.Peer, MinControllerPort)
 	}
-	s, err := trials.StartUDPSend(ctx, u.Config, t.Spec, trials.RemoteRunID(t.ID), t.Streams(trials.BtoA), trials.UDPSendOptions{
+	s, err := trials.StartUDPSend(ctx, sendConfig(u.Config, t.Streams(trials.BtoA)), t.Spec, trials.RemoteRunID(t.ID), t.Streams(trials.BtoA), trials.UDPSendOptions{
 		Src:      t.Listen.Addr().Unmap(),
 		Dst:      unmapped(dst),
 		MaxFPS:   t.MaxSendFPS,
@@ -103,4 +104,34 @@ type udpSender struct{ s *trials.UDPSend }
 func (s udpSender) Stop() (SendResult, error) {
 	res, err := s.s.Stop()
 	return SendResult{Streams: res.Streams, TesterLimitReason: res.TesterLimitReason, Paths: res.Paths}, err
+}
+
+// Per-trial bounds of the agent's send side, over all its flows (at most
+// MaxFlows sockets): socket send buffers and batch buffers.
+const (
+	maxSendBufferTotal = trials.DefaultUDPSocketBuffer // bytes of SO_SNDBUF summed over the flows
+	minSendBuffer      = 1 << 20
+	maxBatchTotal      = 512 // datagram buffers summed over the flows
+	minBatch           = 8
+)
+
+// sendConfig shares the send side's memory among a trial's flows: with
+// many flows each socket gets a smaller send buffer and batch, so a trial's
+// memory is bounded whatever its flow count (64 flows of 9216-byte frames:
+// 512 batch buffers, 4.7 MB, and 64 MiB of send buffers in all).
+func sendConfig(c trials.UDPHalfConfig, streams []trials.Stream) trials.UDPHalfConfig {
+	n := 0
+	for _, s := range streams {
+		n += max(s.Flows, 1)
+	}
+	if n <= 1 {
+		return c
+	}
+	if c.SocketBuffer <= 0 {
+		c.SocketBuffer = max(minSendBuffer, maxSendBufferTotal/n)
+	}
+	if b := cmp.Or(c.Batch, 64); b*n > maxBatchTotal {
+		c.Batch = max(minBatch, maxBatchTotal/n)
+	}
+	return c
 }

@@ -312,3 +312,38 @@ func TestLearningWithinCap(t *testing.T) {
 		t.Errorf("%d learning datagrams within %v, want them paced at the cap (%.0f fps): at least %v", flows, span, capFPS, minSpan)
 	}
 }
+
+// TestFlowsBoundResources (issue 17 item 3): a trial at the flows cap (64
+// B->A flows) opens at most 64 sockets on the agent, and closes them when
+// it stops; more flows are refused before any is opened
+// (TestSetupBoundsOverTheWire: the old agent opened 1,011 descriptors for
+// flows 1000).
+func TestFlowsBoundResources(t *testing.T) {
+	leakCheck(t)
+	a := startAgent(t, func(c *agent.Config) { c.Traffic = &agent.UDPTraffic{} })
+	c := dial(t, a.addr)
+	ctx := context.Background()
+	sink, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	port := uint16(sink.LocalAddr().(*net.UDPAddr).Port)
+	before := openFDs(t)
+	s := agent.TrialSetup{TrialID: 1, Spec: trials.Spec{FrameSize: 9216, Streams: []trials.Stream{{ID: 2, Direction: trials.BtoA, Flows: agent.MaxFlows}},
+		RateFPS: 10, Duration: 300 * time.Millisecond, Learning: 50 * time.Millisecond}, ControllerPort: port, Latency: agent.LatencyRoundTrip}
+	if _, err := c.Setup(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	during := openFDs(t)
+	if _, err := c.Stop(ctx, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if during-before > agent.MaxFlows+2 || during-before < agent.MaxFlows {
+		t.Errorf("%d descriptors during a %d-flow trial, %d before: want the %d sockets and at most 2 more", during, agent.MaxFlows, before, agent.MaxFlows)
+	}
+	waitFor(t, "the trial's sockets closed", func() bool { return openFDs(t) <= before+2 })
+}
