@@ -4,6 +4,7 @@ package trials
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -11,11 +12,13 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
 	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/internal/nsutil"
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -63,6 +66,12 @@ func StartUDPReceive(cfg UDPHalfConfig, spec Spec, runID uint8, recv []Stream, o
 	r, err := openUDPReceiver(cfg.Namespace, opt.Listen, cfg.SocketBuffer)
 	if err != nil {
 		return nil, err
+	}
+	if opt.From.IsValid() {
+		if err := attachSourceFilter(r.raw, opt.From); err != nil {
+			r.conn.Close()
+			return nil, fmt.Errorf("udp receive: source filter for %v: %w", opt.From, err)
+		}
 	}
 	u := &UDPReceive{r: r, from: opt.From, spec: spec, reflect: opt.Reflect, reflectFPS: opt.ReflectFPS, done: make(chan struct{})}
 	u.names = make([][unix.SizeofSockaddrInet6]byte, len(r.hdrs))
@@ -240,6 +249,49 @@ func (u *UDPReceive) Stop(sent map[uint16]uint64) (UDPReceiveResult, error) {
 		res.RoundTrip = append(res.RoundTrip, sr)
 	}
 	return res, errors.Join(err, u.r.err, u.r.conn.Close())
+}
+
+// attachSourceFilter makes the kernel drop, before they are queued on the
+// socket, datagrams whose source address is not from: a stranger's flood
+// then never fills the receive buffer (which would show as kernel drops in
+// the trial's results) nor reaches this process. process checks the source
+// again (datagrams queued before the filter was attached).
+func attachSourceFilter(raw syscall.RawConn, from netip.Addr) error {
+	// A socket filter sees the packet from its transport header; the IP
+	// header is at the ancillary offset SKF_NET_OFF.
+	const netOff = -0x100000 // SKF_NET_OFF
+	var prog []bpf.Instruction
+	if from.Is4() {
+		a := from.As4()
+		prog = []bpf.Instruction{
+			bpf.LoadAbsolute{Off: uint32(netOff + 12 + (1 << 32)), Size: 4}, // IPv4 source
+			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: binary.BigEndian.Uint32(a[:]), SkipTrue: 1},
+			bpf.RetConstant{Val: 0xffffffff},
+			bpf.RetConstant{Val: 0},
+		}
+	} else {
+		a := from.As16()
+		for i := 0; i < 4; i++ {
+			prog = append(prog,
+				bpf.LoadAbsolute{Off: uint32(netOff + 8 + 4*i + (1 << 32)), Size: 4}, // IPv6 source, word i
+				bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: binary.BigEndian.Uint32(a[4*i:]), SkipTrue: uint8(2*(3-i) + 1)})
+		}
+		prog = append(prog, bpf.RetConstant{Val: 0xffffffff}, bpf.RetConstant{Val: 0})
+	}
+	ins, err := bpf.Assemble(prog)
+	if err != nil {
+		return err
+	}
+	f := make([]unix.SockFilter, len(ins))
+	for i, in := range ins {
+		f[i] = unix.SockFilter{Code: in.Op, Jt: in.Jt, Jf: in.Jf, K: in.K}
+	}
+	fprog := unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
+	var serr error
+	if err := raw.Control(func(fd uintptr) { serr = unix.SetsockoptSockFprog(int(fd), unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &fprog) }); err != nil {
+		return err
+	}
+	return serr
 }
 
 // maxHalfFlows bounds a stream's flows in a two-host half: one UDP source

@@ -135,3 +135,85 @@ func TestUDPReceiveBufferBound(t *testing.T) {
 		t.Fatal(r.err)
 	}
 }
+
+// TestUDPReceiveSourceFilter: datagrams from anywhere but the peer are
+// dropped by the kernel (a socket filter) before they are queued, so a
+// stranger's flood never reaches the receive buffers; the peer's are
+// counted. IPv4 and IPv6.
+func TestUDPReceiveSourceFilter(t *testing.T) {
+	for _, tc := range []struct{ listen, peer, stranger string }{
+		{"127.0.0.1:0", "127.0.0.1", "127.0.0.3"},
+		{"[::1]:0", "::1", ""},
+	} {
+		spec := Spec{FrameSize: 128, Streams: []Stream{{ID: 1, Direction: AtoB}}, RateFPS: 1000, Duration: time.Second}
+		proto := framing.IPv4UDP
+		if tc.stranger == "" {
+			spec.IPv6, proto = true, framing.IPv6UDP
+		}
+		// The IPv6 case filters for a peer that is not ::1, so ::1 is the stranger.
+		peer := netip.MustParseAddr(tc.peer)
+		if tc.stranger == "" {
+			peer = netip.MustParseAddr("2001:2::1")
+		}
+		// Counted frames are reflected to sink: the test waits for the
+		// peer's frame there before it stops the receiver.
+		sink, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddrPort(tc.listen).Addr(), 0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sink.Close()
+		u, err := StartUDPReceive(UDPHalfConfig{SocketBuffer: 1 << 20}, spec, 5, spec.Streams, UDPReceiveOptions{
+			Listen: netip.MustParseAddrPort(tc.listen), From: peer, Reflect: sink.LocalAddr().(*net.UDPAddr).AddrPort(), ReflectFPS: 1e6})
+		if err != nil {
+			if tc.stranger == "" {
+				t.Logf("no IPv6 loopback: %v", err)
+				continue
+			}
+			t.Fatal(err)
+		}
+		dst := net.UDPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddrPort(tc.listen).Addr(), u.Port()))
+		payload := make([]byte, framing.UDPPayloadSize(128, proto, false))
+		framing.FillPayload(payload)
+		send := func(src string, seq uint64) {
+			c, err := net.DialUDP("udp", &net.UDPAddr{IP: net.ParseIP(src)}, dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			framing.EncodeSignature(payload, framing.Signature{RunID: 5, StreamID: 1, Seq: seq, TxNs: time.Now().UnixNano()})
+			if _, err := c.Write(payload); err != nil {
+				t.Fatal(err)
+			}
+		}
+		stranger := tc.stranger
+		if stranger == "" {
+			stranger = "::1"
+		}
+		for i := range 100 {
+			send(stranger, uint64(i))
+		}
+		if tc.stranger != "" {
+			send(tc.peer, 100)
+			sink.SetReadDeadline(time.Now().Add(5 * time.Second))
+			b := make([]byte, 2048)
+			n, _, err := sink.ReadFrom(b)
+			if err != nil {
+				t.Fatalf("the peer's frame was not counted: %v", err)
+			}
+			if sig, err := framing.DecodeSignature(b[:n]); err != nil || sig.Seq != 100 {
+				t.Errorf("reflected %+v (%v), want the peer's frame 100", sig, err)
+			}
+		}
+		res, err := u.Stop(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := uint64(1)
+		if tc.stranger == "" {
+			want = 0
+		}
+		if u.foreignSrc != 0 || res.Streams[0].Received != want {
+			t.Errorf("%s: %d strangers' datagrams reached the socket, %d counted; want 0 and %d", tc.listen, u.foreignSrc, res.Streams[0].Received, want)
+		}
+	}
+}
