@@ -288,7 +288,9 @@ func attachSourceFilter(raw syscall.RawConn, from netip.Addr) error {
 	}
 	fprog := unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
 	var serr error
-	if err := raw.Control(func(fd uintptr) { serr = unix.SetsockoptSockFprog(int(fd), unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &fprog) }); err != nil {
+	if err := raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptSockFprog(int(fd), unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &fprog)
+	}); err != nil {
 		return err
 	}
 	return serr
