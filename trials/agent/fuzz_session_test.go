@@ -30,6 +30,11 @@ func startFuzzAgent(f *testing.F) *fuzzAgent {
 		Policy:  agent.Policy{MaxRateBps: 1e6, MaxDuration: 2 * time.Second},
 		// Keep whole fuzzing runs within the failed-handshake allowance.
 		AuthBurst: 1 << 20,
+		// The fuzzing controller sends no keepalives, and the fuzzing
+		// engine pauses between inputs (minimizing, syncing the corpus)
+		// for longer than the 1.5-s default: a session lost that way is
+		// the harness's fault, not the agent's.
+		PeerTimeout: time.Hour,
 	})
 	if err != nil {
 		f.Fatal(err)
