@@ -28,11 +28,12 @@ const (
 )
 
 // trendBin is one bin of the series: frames sent in it, their minimum and
-// summed latency (ns).
+// summed latency, and their summed send offset from the origin (ns).
 type trendBin struct {
-	n   uint64
-	min int64
-	sum float64
+	n     uint64
+	min   int64
+	sum   float64
+	sumTx float64
 }
 
 // trendRecorder bins latency by send time from the first frame counted. It
@@ -69,6 +70,7 @@ func (r *trendRecorder) record(txNs, d int64) {
 	}
 	b.n++
 	b.sum += float64(d)
+	b.sumTx += float64(off)
 	r.used = max(r.used, int(i)+1)
 }
 
@@ -81,7 +83,7 @@ func (r *trendRecorder) coalesce() {
 		case a.n == 0:
 			m = b
 		case b.n > 0:
-			m = trendBin{n: a.n + b.n, min: min(a.min, b.min), sum: a.sum + b.sum}
+			m = trendBin{n: a.n + b.n, min: min(a.min, b.min), sum: a.sum + b.sum, sumTx: a.sumTx + b.sumTx}
 		}
 		r.bins[j] = m
 	}
@@ -100,10 +102,12 @@ func (r *trendRecorder) trend() *LatencyTrend {
 	for _, b := range r.bins[:r.used] {
 		t.Count = append(t.Count, b.n)
 		if b.n == 0 {
+			t.SentNs = append(t.SentNs, 0)
 			t.MinNs = append(t.MinNs, 0)
 			t.MeanNs = append(t.MeanNs, 0)
 			continue
 		}
+		t.SentNs = append(t.SentNs, int64(math.Round(b.sumTx/float64(b.n))))
 		t.MinNs = append(t.MinNs, b.min)
 		t.MeanNs = append(t.MeanNs, int64(math.Round(b.sum/float64(b.n))))
 	}
@@ -114,74 +118,98 @@ func (r *trendRecorder) trend() *LatencyTrend {
 }
 
 // LatencyTrend is a stream's one-way latency against send time through one
-// trial: fixed bins of send time from the first frame received (the
-// receiver's time series), and a straight line fitted through them. A
-// growing queue in the DUT shows as a slope: latency rising by Δ ns per
-// second of the trial means the DUT forwards offered/(1+Δ/1e9) frames per
-// second, the rest piling up in its buffer.
+// trial, the receiver's time series: fixed bins of send time from the first
+// frame received, a straight line fitted through them to tell a growing
+// queue from noise, and the rate the DUT forwarded while its queue grew.
 type LatencyTrend struct {
 	// BinNs is the width of every bin in ns (10 ms, doubled as often as a
 	// long trial needs to stay within 1024 bins).
 	BinNs int64 `json:"bin_ns"`
-	// Count, MinNs and MeanNs are per bin, in send order: frames received
-	// that were sent in the bin, and their minimum and mean latency in ns
-	// (zero for a bin without frames).
+	// Per bin, in send order (zero for a bin without frames): Count frames
+	// received that were sent in the bin, SentNs their mean send time from
+	// the first frame's, MinNs and MeanNs their minimum and mean latency.
 	Count  []uint64 `json:"count"`
+	SentNs []int64  `json:"sent_ns"`
 	MinNs  []int64  `json:"min_ns"`
 	MeanNs []int64  `json:"mean_ns"`
 
 	// The fit: a weighted least-squares line (gonum stat.LinearRegression,
-	// weights = frames per bin) of each bin's minimum latency against the
-	// time of the bin's centre. The minimum is the delay no frame of the bin
-	// escaped, the queue's own: a stall of a few ms that delays some frames
-	// of a bin moves the mean but not the minimum.
+	// weights = frames per bin) of each bin's minimum latency against its
+	// mean send time. The minimum is the delay no frame of the bin escaped,
+	// the queue's own: a stall of a few ms that delays some frames of a bin
+	// moves the mean but not the minimum.
 	//
 	// SlopeNsPerS is the latency gained per second of the trial (ns/s);
 	// SlopeSENsPerS its standard error (from the residuals, over Bins − 2
-	// degrees of freedom); InterceptNs the line's value at the first bin's
-	// centre; RSquared the fit's coefficient of determination.
+	// degrees of freedom); InterceptNs the line at the first bin; RSquared
+	// the fit's coefficient of determination.
 	SlopeNsPerS   float64 `json:"slope_ns_per_s"`
 	SlopeSENsPerS float64 `json:"slope_se_ns_per_s"`
 	InterceptNs   float64 `json:"intercept_ns"`
 	RSquared      float64 `json:"r_squared"`
 	// Bins is how many bins had frames (the points fitted); SpanS the time
-	// from the first to the last of their centres, in seconds.
+	// from the first to the last of them, in seconds.
 	Bins  int     `json:"bins"`
 	SpanS float64 `json:"span_s"`
 	// FirstNs is the first bin's minimum latency; BaseNs the lowest bin
 	// minimum over the first tenth of the span (at least the first bin):
-	// the latency before any queue, robust to one slow first bin.
+	// the latency without a queue, robust to one slow first bin.
 	FirstNs int64 `json:"first_bin_ns"`
 	BaseNs  int64 `json:"base_ns"`
 	// RiseNs is the fitted rise over the trial, SlopeNsPerS × SpanS.
 	RiseNs int64 `json:"rise_ns"`
 	// StepNs is the rise seen without the line: the median bin minimum of
 	// the last quarter of the span less that of the first quarter, scaled
-	// by 4/3 (the distance between the quarters' centres is 3/4 of the
-	// span). A growing queue moves both alike; a transient spike, shorter
-	// than a quarter of the trial, moves neither median.
+	// by 4/3 (the quarters' centres are 3/4 of the span apart). A growing
+	// queue moves both alike; a transient spike, shorter than a quarter
+	// of the trial, moves neither median.
 	StepNs int64 `json:"step_ns"`
+
+	// The busy period: the last run of bins, up to the end, in which even
+	// the fastest frame met a queue (minimum latency above BaseNs by half
+	// the rise that matters, see Growing), so the DUT forwarded without a
+	// pause. BusyFromS is when it began (s from the first bin), BusyBins
+	// how many bins it holds (0: none at the end of the trial).
+	BusyFromS float64 `json:"busy_from_s,omitempty"`
+	BusyBins  int     `json:"busy_bins,omitempty"`
+	// ForwardedFPS is the DUT's forwarding rate through the busy period:
+	// frames over receive time (a least-squares line of each bin's mean
+	// receive time against its frames' mean sequence position). It is the
+	// sustained rate, measured directly: it needs no steady offered load,
+	// so neither the tester's own stalls and catch-up bursts nor a DUT's
+	// token bucket (a tbf shaper forwards its bucket at once, and latency
+	// stays flat until it is spent) bias it. Zero with fewer than three
+	// busy bins.
+	ForwardedFPS float64 `json:"forwarded_fps,omitempty"`
+	// EndNs is the latency the trial ended with: the busy period's line
+	// of minimum latency against send time at the last bin (the whole
+	// fit's without a busy period).
+	EndNs int64 `json:"end_ns"`
 }
 
 // minTrendBins is the fewest bins with frames a trend is fitted over.
 const minTrendBins = 4
 
-// Fit computes the fit fields from BinNs, Count, MinNs (and MeanNs, kept
-// as is). It reports false, and leaves the fit zero, when fewer than four
-// bins have frames. Exported so a simulator can build a series and have it
+// Fit computes the fit and busy-period fields from BinNs and the per-bin
+// series. It reports false, and leaves them zero, when fewer than four bins
+// have frames. Exported so a simulator can build a series and have it
 // fitted exactly as the receiver's.
 func (t *LatencyTrend) Fit() bool {
-	var xs, ys, ws []float64
+	var xs, ys, ws, rx, seq []float64
+	var frames float64
 	for i, n := range t.Count {
-		if n == 0 || i >= len(t.MinNs) {
+		if n == 0 || i >= len(t.MinNs) || i >= len(t.SentNs) || i >= len(t.MeanNs) {
 			continue
 		}
-		xs = append(xs, (float64(i)+0.5)*float64(t.BinNs)/1e9)
+		x := float64(t.SentNs[i]) / 1e9
+		xs = append(xs, x)
 		ys = append(ys, float64(t.MinNs[i]))
 		ws = append(ws, float64(n))
+		rx = append(rx, x+float64(t.MeanNs[i])/1e9)
+		seq = append(seq, frames+float64(n-1)/2)
+		frames += float64(n)
 	}
-	t.SlopeNsPerS, t.SlopeSENsPerS, t.InterceptNs, t.RSquared = 0, 0, 0, 0
-	t.Bins, t.SpanS, t.FirstNs, t.BaseNs, t.RiseNs, t.StepNs = len(xs), 0, 0, 0, 0, 0
+	*t = LatencyTrend{BinNs: t.BinNs, Count: t.Count, SentNs: t.SentNs, MinNs: t.MinNs, MeanNs: t.MeanNs, Bins: len(xs)}
 	if len(xs) < minTrendBins {
 		return false
 	}
@@ -195,18 +223,7 @@ func (t *LatencyTrend) Fit() bool {
 	if math.IsNaN(t.RSquared) { // every bin the same latency
 		t.RSquared = 0
 	}
-	// Standard error of a weighted least-squares slope, the weights taken
-	// as relative precisions: s² = Σw·r²/(n−2) / Σw·(x−x̄)².
-	xm := stat.Mean(xs, ws)
-	var ssr, sxx float64
-	for i, x := range xs {
-		r := ys[i] - alpha - beta*x
-		ssr += ws[i] * r * r
-		sxx += ws[i] * (x - xm) * (x - xm)
-	}
-	if sxx > 0 {
-		t.SlopeSENsPerS = math.Sqrt(ssr / float64(len(xs)-2) / sxx)
-	}
+	t.SlopeSENsPerS = slopeSE(xs, ys, ws, alpha, beta)
 	t.SpanS = xs[len(xs)-1]
 	t.FirstNs = int64(ys[0])
 	t.BaseNs = int64(ys[0])
@@ -216,6 +233,7 @@ func (t *LatencyTrend) Fit() bool {
 		}
 	}
 	t.RiseNs = int64(math.Round(beta * t.SpanS))
+	t.EndNs = int64(math.Round(alpha + beta*t.SpanS))
 	var first, last []float64
 	for i, x := range xs {
 		switch {
@@ -228,7 +246,47 @@ func (t *LatencyTrend) Fit() bool {
 	if len(first) > 0 && len(last) > 0 {
 		t.StepNs = int64(math.Round((medianOf(last) - medianOf(first)) * 4 / 3))
 	}
+
+	// The busy period, and what the DUT forwarded through it.
+	busy := float64(t.BaseNs) + float64(t.threshold())/2
+	b := len(ys)
+	for b > 0 && ys[b-1] > busy {
+		b--
+	}
+	t.BusyBins = len(ys) - b
+	if t.BusyBins > 0 {
+		t.BusyFromS = xs[b]
+	}
+	if t.BusyBins >= 3 {
+		if _, spf := stat.LinearRegression(seq[b:], rx[b:], ws[b:], false); spf > 0 {
+			t.ForwardedFPS = 1 / spf
+		}
+		a, s := stat.LinearRegression(xs[b:], ys[b:], ws[b:], false)
+		t.EndNs = int64(math.Round(a + s*t.SpanS))
+	}
 	return true
+}
+
+// slopeSE is the standard error of a weighted least-squares slope, the
+// weights taken as relative precisions: s² = Σw·r²/(n−2) / Σw·(x−x̄)².
+func slopeSE(xs, ys, ws []float64, alpha, beta float64) float64 {
+	xm := stat.Mean(xs, ws)
+	var ssr, sxx float64
+	for i, x := range xs {
+		r := ys[i] - alpha - beta*x
+		ssr += ws[i] * r * r
+		sxx += ws[i] * (x - xm) * (x - xm)
+	}
+	if sxx <= 0 || len(xs) < 3 {
+		return 0
+	}
+	return math.Sqrt(ssr / float64(len(xs)-2) / sxx)
+}
+
+// threshold is the rise that matters: max(SustainMinRise, SustainBaseFactor
+// × BaseNs), in ns.
+func (t *LatencyTrend) threshold() int64 {
+	return max(int64(SustainMinRise), SustainBaseFactor*t.BaseNs)
 }
 
 // medianOf is the median of a non-empty slice, which it sorts.
@@ -255,16 +313,22 @@ const (
 
 // SustainVerdict explains Result.Sustained.
 type SustainVerdict struct {
-	// GrowthNs is the fitted latency rise over the trial (the worst stream).
+	// GrowthNs is how much latency the queue added by the end of the trial
+	// (LatencyTrend.EndNs − BaseNs) on the stream it grew most; for a
+	// sustained trial, the largest fitted rise (RiseNs) of any stream.
 	GrowthNs int64 `json:"growth_ns"`
-	// SlopeNsPerS is that stream's latency slope, ns per s of trial.
+	// SlopeNsPerS is that stream's fitted latency slope, ns per s of trial.
 	SlopeNsPerS float64 `json:"slope_ns_per_s"`
-	// SustainedFPS estimates the rate the DUT forwards: each growing
-	// stream's offered rate / (1 + slope) (slope in s of delay per s),
-	// plus the offered rate of every other stream. Zero without trend data.
+	// SustainedFPS estimates the rate the DUT forwards, a second measurement
+	// of it independent of loss: for each growing stream, the rate it
+	// forwarded while its queue grew (LatencyTrend.ForwardedFPS; at a
+	// steady offered load that is offered/(1+slope), the slope in s of
+	// delay per s, which stands in when the busy period is too short to
+	// measure); plus the offered rate of every other stream. Zero when no
+	// stream has trend data.
 	SustainedFPS float64 `json:"sustained_fps,omitempty"`
 	// BufferFrames estimates the frames queued in the DUT at the end of the
-	// trial: rise × sustained rate, summed over the growing streams.
+	// trial, growth × sustained rate, summed over the growing streams.
 	BufferFrames float64 `json:"buffer_frames,omitempty"`
 	// Reason says why the trial is not sustained; empty when it is.
 	Reason string `json:"reason,omitempty"`
@@ -282,7 +346,7 @@ func (t *LatencyTrend) Growing() bool {
 	if t.SlopeSENsPerS > 0 && t.SlopeNsPerS/t.SlopeSENsPerS < SustainMinT {
 		return false
 	}
-	thr := max(int64(SustainMinRise), SustainBaseFactor*t.BaseNs)
+	thr := t.threshold()
 	return t.RiseNs > thr && t.StepNs > thr
 }
 
@@ -290,33 +354,37 @@ func (t *LatencyTrend) Growing() bool {
 // when some stream's latency grew through the trial (LatencyTrend.Growing),
 // that is, its queue absorbed a load it cannot forward, so a longer trial
 // would lose frames. A trial without trend data (too few frames, or a
-// tester that does not keep one) is sustained. v carries the estimate of
-// the rate the DUT does sustain, offered/(1+slope), and the buffer used.
+// tester that keeps none) is sustained. v carries the estimate of the rate
+// the DUT does sustain, offered/(1+slope), and the buffer used.
 func (r Result) Sustained() (ok bool, v SustainVerdict) {
 	ok = true
-	var worst *StreamResult
+	var worst *LatencyTrend
+	var worstS *StreamResult
 	have := false
 	for i := range r.Streams {
 		s := &r.Streams[i]
 		t := s.Trend
-		if t == nil {
-			v.SustainedFPS += s.OfferedFPS
-			continue
-		}
-		have = true
 		if !t.Growing() {
 			v.SustainedFPS += s.OfferedFPS
-			if ok && t.RiseNs > v.GrowthNs {
-				v.GrowthNs, v.SlopeNsPerS = t.RiseNs, t.SlopeNsPerS
+			if t != nil {
+				if ok && (!have || t.RiseNs > v.GrowthNs) {
+					v.GrowthNs, v.SlopeNsPerS = t.RiseNs, t.SlopeNsPerS
+				}
+				have = true
 			}
 			continue
 		}
-		fps := s.OfferedFPS / (1 + t.SlopeNsPerS/1e9)
+		have = true
+		fps := t.ForwardedFPS
+		if fps <= 0 {
+			fps = s.OfferedFPS / (1 + t.SlopeNsPerS/1e9)
+		}
+		growth := max(t.EndNs-t.BaseNs, 0)
 		v.SustainedFPS += fps
-		v.BufferFrames += float64(t.RiseNs) / 1e9 * fps
-		if ok || t.RiseNs > worst.Trend.RiseNs {
-			worst = s
-			v.GrowthNs, v.SlopeNsPerS = t.RiseNs, t.SlopeNsPerS
+		v.BufferFrames += float64(growth) / 1e9 * fps
+		if ok || growth > v.GrowthNs {
+			worst, worstS = t, s
+			v.GrowthNs, v.SlopeNsPerS = growth, t.SlopeNsPerS
 		}
 		ok = false
 	}
@@ -324,13 +392,22 @@ func (r Result) Sustained() (ok bool, v SustainVerdict) {
 		return true, SustainVerdict{}
 	}
 	if !ok {
-		t := worst.Trend
 		who := ""
 		if len(r.Streams) > 1 {
-			who = fmt.Sprintf("stream %d: ", worst.ID)
+			who = fmt.Sprintf("stream %d: ", worstS.ID)
 		}
-		v.Reason = fmt.Sprintf("%squeue growing: %+.3g ms over %.3g s; sustained rate ≈ %.0f fps (offered/(1+slope)); buffer used ≈ %.0f frames",
-			who, float64(t.RiseNs)/1e6, t.SpanS, v.SustainedFPS, v.BufferFrames)
+		v.Reason = fmt.Sprintf("%squeue growing: %+.3g ms over %.3g s; sustained rate ≈ %.0f fps (%s); buffer used ≈ %.0f frames",
+			who, float64(v.GrowthNs)/1e6, worst.SpanS+float64(worst.BinNs)/1e9, v.SustainedFPS,
+			how(worstS.OfferedFPS, worst), v.BufferFrames)
 	}
 	return ok, v
+}
+
+// how says how a growing stream's sustained rate was estimated.
+func how(offered float64, t *LatencyTrend) string {
+	est := fmt.Sprintf("offered/(1+slope) = %.0f", offered/(1+t.SlopeNsPerS/1e9))
+	if t.ForwardedFPS <= 0 {
+		return "offered/(1+slope)"
+	}
+	return "forwarded while the queue grew; " + est
 }
