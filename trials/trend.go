@@ -181,6 +181,11 @@ type LatencyTrend struct {
 	// stays flat until it is spent) bias it. Zero with fewer than three
 	// busy bins.
 	ForwardedFPS float64 `json:"forwarded_fps,omitempty"`
+	// BusySlopeNsPerS is the slope of minimum latency against send time
+	// through the busy period (zero with fewer than three busy bins): a
+	// queue still growing at the end of the trial, not a backlog left by
+	// one burst and draining.
+	BusySlopeNsPerS float64 `json:"busy_slope_ns_per_s,omitempty"`
 	// EndNs is the latency the trial ended with: the busy period's line
 	// of minimum latency against send time at the last bin (the whole
 	// fit's without a busy period).
@@ -262,6 +267,7 @@ func (t *LatencyTrend) Fit() bool {
 			t.ForwardedFPS = 1 / spf
 		}
 		a, s := stat.LinearRegression(xs[b:], ys[b:], ws[b:], false)
+		t.BusySlopeNsPerS = s
 		t.EndNs = int64(math.Round(a + s*t.SpanS))
 	}
 	return true
@@ -335,12 +341,18 @@ type SustainVerdict struct {
 }
 
 // Growing applies the sustained-rate test to one trend: the queue grew
-// through the trial when the slope is positive and significant (t ≥
-// SustainMinT), and the rise over the trial both fitted (RiseNs) and seen
-// between the first and last quarters (StepNs) exceeds max(SustainMinRise,
-// SustainBaseFactor × BaseNs). A nil trend never grows.
+// through the trial when
+//   - the slope is positive and significant (t ≥ SustainMinT),
+//   - the rise over the trial, both fitted (RiseNs) and seen between the
+//     first and last quarters (StepNs), exceeds max(SustainMinRise,
+//     SustainBaseFactor × BaseNs),
+//   - and the queue was still growing at the end: the trial ends in a busy
+//     period of three bins or more whose latency rises (BusySlopeNsPerS >
+//     0), not in the draining backlog of one burst.
+//
+// A nil trend never grows.
 func (t *LatencyTrend) Growing() bool {
-	if t == nil || t.SlopeNsPerS <= 0 {
+	if t == nil || t.SlopeNsPerS <= 0 || t.BusyBins < 3 || t.BusySlopeNsPerS <= 0 {
 		return false
 	}
 	if t.SlopeSENsPerS > 0 && t.SlopeNsPerS/t.SlopeSENsPerS < SustainMinT {
