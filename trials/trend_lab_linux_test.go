@@ -26,14 +26,14 @@ const trendMaxFPS = 150e3
 // the overload is reduced from 1.1–1.2 × R to fill at most this many.
 const trendQueueFill = 600
 
-// TestSustainedDefaultQueue proves the sustained-rate verdict on the lab's
+// TestAccuracySustainedDefaultQueue proves the sustained-rate verdict on the lab's
 // default shaping (tbf at R over its 1000-packet queue, 10 ms bucket), with
 // the rate and frame size drawn at test time (TREND_SEED replays a draw):
 // a 1 s trial a little above R that loses nothing, because the queue
 // absorbs the excess, is not sustained, and its estimate offered/(1+slope)
 // is within ±5 % of the tbf rate R/(8·(F−4)); a trial at 0.9 × R is
 // sustained. Both the raw and the UDP engine (the same receiver code).
-func TestSustainedDefaultQueue(t *testing.T) {
+func TestAccuracySustainedDefaultQueue(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("TREND_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)

@@ -71,7 +71,7 @@ func spike(f func(float64) float64, at, w, h, tail float64) func(float64) float6
 	}
 }
 
-func TestSustained(t *testing.T) {
+func TestSustainedVerdict(t *testing.T) {
 	const mu = 3798.0 // 46 Mbit/s at 1518 B through tbf
 	const base = 20e-6
 	ms := func(v float64) float64 { return v / 1e3 }
