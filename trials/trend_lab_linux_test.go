@@ -135,10 +135,10 @@ func logTrend(t *testing.T, name string, rFPS float64, r trials.Result) {
 		if tr.SlopeSENsPerS > 0 {
 			tstat = tr.SlopeNsPerS / tr.SlopeSENsPerS
 		}
-		t.Logf("%s: trend %d bins of %v over %.3f s: slope %.4g ns/s (t = %.3g, R² = %.3f), base %.3f ms, rise %.3f ms, step %.3f ms, end %.3f ms, growing %v; busy from %.3f s (%d bins): forwarded %.0f fps (%.4f × R); offered/(1+slope) = %.0f fps (%.4f × R)",
+		t.Logf("%s: trend %d bins of %v over %.3f s: slope %.4g ns/s (t = %.3g, R² = %.3f), base %.3f ms, rise %.3f ms, step %.3f ms, end %.3f ms, growing %v; busy from %.3f s (%d bins, slope %.4g ns/s): forwarded %.0f fps (%.4f × R); offered/(1+slope) = %.0f fps (%.4f × R)",
 			name, tr.Bins, time.Duration(tr.BinNs), tr.SpanS, tr.SlopeNsPerS, tstat, tr.RSquared,
 			float64(tr.BaseNs)/1e6, float64(tr.RiseNs)/1e6, float64(tr.StepNs)/1e6, float64(tr.EndNs)/1e6, tr.Growing(),
-			tr.BusyFromS, tr.BusyBins, tr.ForwardedFPS, tr.ForwardedFPS/rFPS,
+			tr.BusyFromS, tr.BusyBins, tr.BusySlopeNsPerS, tr.ForwardedFPS, tr.ForwardedFPS/rFPS,
 			s.OfferedFPS/(1+tr.SlopeNsPerS/1e9), s.OfferedFPS/(1+tr.SlopeNsPerS/1e9)/rFPS)
 	}
 }
