@@ -320,7 +320,7 @@ func (s *SimDUT) stream(spec trials.Spec, st trials.Stream, capFactor float64, r
 		return sr, nil
 	}
 	sr.Latency = s.latency(pieces, c, base, sr.Received)
-	sr.Trend = s.trend(pieces, c, base, sr.Received, tx)
+	sr.Trend = s.trend(pieces, c, base, sr.Received, sr.Late, tx)
 
 	// The tagged frame.
 	if spec.TagAfter > 0 {
@@ -477,7 +477,7 @@ const (
 
 // trend renders the queue model as the receiver's latency series and fits
 // it; nil when it has too few bins (as the receiver's).
-func (s *SimDUT) trend(pieces []piece, c, base float64, received uint64, tx float64) *trials.LatencyTrend {
+func (s *SimDUT) trend(pieces []piece, c, base float64, received, late uint64, tx float64) *trials.LatencyTrend {
 	var accepted float64
 	for _, p := range pieces {
 		accepted += p.acc * (p.t1 - p.t0)
@@ -493,7 +493,9 @@ func (s *SimDUT) trend(pieces []piece, c, base float64, received uint64, tx floa
 	n := int(math.Ceil(tx/w - 1e-9))
 	t := &trials.LatencyTrend{BinNs: width, Count: make([]uint64, n), SentNs: make([]int64, n),
 		MinNs: make([]int64, n), MeanNs: make([]int64, n)}
-	scale := float64(received) / accepted // random losses spread evenly
+	// Random losses are spread evenly; late frames are the last ones sent
+	// (the queue left at the end), taken off the last bins below.
+	scale := float64(received+late) / accepted
 	var cum float64                       // received frames sent before the bin
 	jit := s.Jitter.Seconds()
 	for i := range n {
@@ -524,6 +526,11 @@ func (s *SimDUT) trend(pieces []piece, c, base float64, received uint64, tx floa
 		t.SentNs[i] = int64(math.Round(sumT / frames * 1e9))
 		t.MinNs[i] = int64(math.Round((base + s.queueDelay(minQ, c) + jit/(k+1)) * 1e9))
 		t.MeanNs[i] = int64(math.Round((base + s.queueDelay(sumQ/frames, c) + jit/2) * 1e9))
+	}
+	for i := n - 1; i >= 0 && late > 0; i-- {
+		k := min(t.Count[i], late)
+		t.Count[i] -= k
+		late -= k
 	}
 	if !t.Fit() {
 		return nil

@@ -261,3 +261,44 @@ func TestSimTrend(t *testing.T) {
 		})
 	}
 }
+
+// TestSimSearchTrend: through a simulated DUT with a buffer, a throughput
+// search's 1 s trials carry the verdict: each lossless trial above the
+// capacity (the buffer absorbed it) is not sustained, with the capacity as
+// its estimate, and each trial below it is sustained, so a search that
+// consumes trials.Result.Sustained can be tested without root.
+func TestSimSearchTrend(t *testing.T) {
+	const size = 1518
+	sim := &SimDUT{LinkBps: testLink, CapacityBps: 0.05 * testLink, BufferFrames: 1000, BaseLatency: 20 * time.Microsecond,
+		Jitter: 10 * time.Microsecond}
+	c := sim.ForwardingFPS(size)
+	p := testPlan(nil, size)
+	p.Trial.Duration = Duration(time.Second)
+	p.Throughput.ResolutionPercent = 0.1
+	got, err := (&Runner{Tester: sim, Plan: p}).Throughput(context.Background(), size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var above, below int
+	for _, tr := range got.Trials {
+		s := tr.Result.Streams[0]
+		ok, v := tr.Result.Sustained()
+		t.Logf("step %d: %.0f fps (%.3f × C), lost %d (late %d): sustained %v %s", tr.Step, s.OfferedFPS, s.OfferedFPS/c, s.Lost, s.Late, ok, v.Reason)
+		switch {
+		case s.Lost > 0:
+		case s.OfferedFPS > 1.005*c:
+			above++
+			if ok || math.Abs(v.SustainedFPS/c-1) > 0.002 {
+				t.Errorf("step %d at %.3f × C, no loss: sustained %v, estimate %.1f fps; want not sustained, %.1f", tr.Step, s.OfferedFPS/c, ok, v.SustainedFPS, c)
+			}
+		case s.OfferedFPS < c:
+			below++
+			if !ok {
+				t.Errorf("step %d at %.3f × C: not sustained (%s)", tr.Step, s.OfferedFPS/c, v.Reason)
+			}
+		}
+	}
+	if above == 0 || below == 0 {
+		t.Errorf("%d lossless trials above the capacity, %d below; want some of each (reported %.0f fps, capacity %.0f)", above, below, got.FPS, c)
+	}
+}
