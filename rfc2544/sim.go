@@ -496,7 +496,7 @@ func (s *SimDUT) trend(pieces []piece, c, base float64, received, late uint64, t
 	// Random losses are spread evenly; late frames are the last ones sent
 	// (the queue left at the end), taken off the last bins below.
 	scale := float64(received+late) / accepted
-	var cum float64                       // received frames sent before the bin
+	var cum float64 // received frames sent before the bin
 	jit := s.Jitter.Seconds()
 	for i := range n {
 		b0, b1 := float64(i)*w, min(float64(i+1)*w, tx)
