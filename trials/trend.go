@@ -182,10 +182,13 @@ type LatencyTrend struct {
 	// busy bins.
 	ForwardedFPS float64 `json:"forwarded_fps,omitempty"`
 	// BusySlopeNsPerS is the slope of minimum latency against send time
-	// through the busy period (zero with fewer than three busy bins): a
-	// queue still growing at the end of the trial, not a backlog left by
-	// one burst and draining.
+	// through the busy period (least squares; zero with fewer than three
+	// busy bins), and LateSlopeNsPerS through the second half of the span
+	// (Theil–Sen, robust to a step; zero with fewer than three bins there):
+	// positive when the queue still grew at the end of the trial, rather
+	// than a backlog left by one burst draining.
 	BusySlopeNsPerS float64 `json:"busy_slope_ns_per_s,omitempty"`
+	LateSlopeNsPerS float64 `json:"late_slope_ns_per_s,omitempty"`
 	// EndNs is the latency the trial ended with: the busy period's line
 	// of minimum latency against send time at the last bin (the whole
 	// fit's without a busy period).
@@ -252,6 +255,10 @@ func (t *LatencyTrend) Fit() bool {
 		t.StepNs = int64(math.Round((medianOf(last) - medianOf(first)) * 4 / 3))
 	}
 
+	if h, _ := slices.BinarySearch(xs, t.SpanS/2); len(xs)-h >= 3 {
+		t.LateSlopeNsPerS = theilSen(xs[h:], ys[h:])
+	}
+
 	// The busy period, and what the DUT forwarded through it.
 	busy := float64(t.BaseNs) + float64(t.threshold())/2
 	b := len(ys)
@@ -271,6 +278,36 @@ func (t *LatencyTrend) Fit() bool {
 		t.EndNs = int64(math.Round(a + s*t.SpanS))
 	}
 	return true
+}
+
+// theilSenPoints bounds the points of a Theil–Sen slope (pairs grow as
+// the square): more are merged, neighbours by their mean time and
+// lowest value.
+const theilSenPoints = 128
+
+// theilSen is the Theil–Sen slope of the points (xs increasing): the median
+// of the slopes between every two of them. A step followed by a decline (a
+// backlog draining) gives about zero, where least squares sees a rise.
+func theilSen(xs, ys []float64) float64 {
+	k := (len(xs) + theilSenPoints - 1) / theilSenPoints
+	var px, py []float64
+	for i := 0; i < len(xs); i += k {
+		j := min(i+k, len(xs))
+		px = append(px, stat.Mean(xs[i:j], nil))
+		py = append(py, slices.Min(ys[i:j]))
+	}
+	slopes := make([]float64, 0, len(px)*(len(px)-1)/2)
+	for i := range px {
+		for j := i + 1; j < len(px); j++ {
+			if dx := px[j] - px[i]; dx > 0 {
+				slopes = append(slopes, (py[j]-py[i])/dx)
+			}
+		}
+	}
+	if len(slopes) == 0 {
+		return 0
+	}
+	return medianOf(slopes)
 }
 
 // slopeSE is the standard error of a weighted least-squares slope, the
@@ -354,13 +391,18 @@ type SustainVerdict struct {
 //   - the rise over the trial, both fitted (RiseNs) and seen between the
 //     first and last quarters (StepNs), exceeds max(SustainMinRise,
 //     SustainBaseFactor × BaseNs),
-//   - and the queue was still growing at the end: the trial ends in a busy
-//     period of three bins or more whose latency rises (BusySlopeNsPerS >
-//     0), not in the draining backlog of one burst.
+//   - and the queue still grew at the end, not the backlog of one burst
+//     draining: latency rises through the second half by more than half
+//     that threshold (LateSlopeNsPerS × SpanS/2) and, when the trial ends in
+//     a busy period of three bins or more, through that too
+//     (BusySlopeNsPerS > 0). (A shorter busy period says nothing: at a high
+//     frame rate the 1000-frame queue holds a few ms, and tester stalls of
+//     as much empty it again and again.)
 //
 // A nil trend never grows.
 func (t *LatencyTrend) Growing() bool {
-	if t == nil || t.SlopeNsPerS <= 0 || t.BusyBins < 3 || t.BusySlopeNsPerS <= 0 {
+	if t == nil || t.SlopeNsPerS <= 0 || t.BusyBins >= 3 && t.BusySlopeNsPerS <= 0 ||
+		t.LateSlopeNsPerS*t.SpanS/2 <= float64(t.threshold())/2 {
 		return false
 	}
 	if t.SlopeSENsPerS > 0 && t.SlopeNsPerS/t.SlopeSENsPerS < SustainMinT {

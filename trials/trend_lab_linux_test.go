@@ -33,6 +33,7 @@ const trendQueueFill = 600
 // absorbs the excess, is not sustained, and its estimate offered/(1+slope)
 // is within ±5 % of the tbf rate R/(8·(F−4)); a trial at 0.9 × R is
 // sustained. Both the raw and the UDP engine (the same receiver code).
+// TREND_RATE_BPS and TREND_FRAME pin the rate and size.
 func TestAccuracySustainedDefaultQueue(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("TREND_SEED"); s != "" {
@@ -56,6 +57,14 @@ func TestAccuracySustainedDefaultQueue(t *testing.T) {
 	}
 	// The token bucket (10 ms at R) passes its excess at once: only
 	// the excess beyond it fills the queue.
+	// TREND_RATE_BPS and TREND_FRAME pin a case (the overload still drawn).
+	if v, err := strconv.ParseFloat(os.Getenv("TREND_RATE_BPS"), 64); err == nil && v > 0 {
+		rateBps = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("TREND_FRAME")); err == nil && v >= 64 {
+		frame = v
+	}
+	rFPS = rateBps / (8 * float64(frame-4))
 	over := 1 + min(0.1+0.1*rng.Float64(), trendQueueFill/rFPS+0.01)
 	t.Logf("TREND_SEED=%d: R = %.2f Mbit/s, %d B: tbf rate %.0f fps; trial above at %.4f × R", seed, rateBps/1e6, frame, rFPS, over)
 
@@ -109,6 +118,9 @@ func TestAccuracySustainedDefaultQueue(t *testing.T) {
 		ok, v := above.Sustained()
 		if ok {
 			t.Errorf("%s at %.3f × R: sustained, want not (the queue grew)", eng.name, over)
+			if tr := s.Trend; tr != nil {
+				t.Logf("%s: per bin: count %v\nmin %v\nmean %v", eng.name, tr.Count, tr.MinNs, tr.MeanNs)
+			}
 			continue
 		}
 		e := v.SustainedFPS/rFPS - 1
