@@ -48,6 +48,16 @@ import (
 // sub-buckets per power of two, about 1.6% resolution): memory does not grow
 // with the trial.
 //
+// The latency trend (trials.LatencyTrend, the receiver's series of latency
+// against send time) comes from the same model: bins of 10 ms of send time
+// (doubled until at most 1024 cover the trial), each holding the frames the
+// DUT accepted then (the received count spread over them), their mean send
+// time, and the latency of its queue: the minimum at the bin's emptiest
+// point (plus the expected minimum of the jitter draws, Jitter/(n+1)), the
+// mean at its average (plus Jitter/2). It is fitted as the receiver's is,
+// so a trial whose queue grows is not sustained (trials.Result.Sustained)
+// and its estimate is the capacity C. The trend draws nothing from the seed.
+//
 // System recovery: a plain drop-tail queue recovers at once (when the rate
 // drops below C the queue only shrinks, so the last lost frame is the last
 // one sent before the change). RecoveryDelay models a DUT that needs time to
@@ -310,6 +320,7 @@ func (s *SimDUT) stream(spec trials.Spec, st trials.Stream, capFactor float64, r
 		return sr, nil
 	}
 	sr.Latency = s.latency(pieces, c, base, sr.Received)
+	sr.Trend = s.trend(pieces, c, base, sr.Received, sr.Late, tx)
 
 	// The tagged frame.
 	if spec.TagAfter > 0 {
@@ -455,4 +466,74 @@ func (s *SimDUT) latency(pieces []piece, c, base float64, received uint64) trial
 	l.IPDVMaxAbsNs = ipdvMax
 	l.JitterNs = jit
 	return l
+}
+
+// simTrendBins and simTrendBinNs mirror the receiver's series: at most 1024
+// bins, 10 ms wide unless the trial needs wider.
+const (
+	simTrendBins  = 1024
+	simTrendBinNs = int64(10 * time.Millisecond)
+)
+
+// trend renders the queue model as the receiver's latency series and fits
+// it; nil when it has too few bins (as the receiver's).
+func (s *SimDUT) trend(pieces []piece, c, base float64, received, late uint64, tx float64) *trials.LatencyTrend {
+	var accepted float64
+	for _, p := range pieces {
+		accepted += p.acc * (p.t1 - p.t0)
+	}
+	if accepted <= 0 || received == 0 || tx <= 0 {
+		return nil
+	}
+	width := simTrendBinNs
+	for float64(width)*simTrendBins < tx*1e9 {
+		width *= 2
+	}
+	w := float64(width) / 1e9
+	n := int(math.Ceil(tx/w - 1e-9))
+	t := &trials.LatencyTrend{BinNs: width, Count: make([]uint64, n), SentNs: make([]int64, n),
+		MinNs: make([]int64, n), MeanNs: make([]int64, n)}
+	// Random losses are spread evenly; late frames are the last ones sent
+	// (the queue left at the end), taken off the last bins below.
+	scale := float64(received+late) / accepted
+	var cum float64 // received frames sent before the bin
+	jit := s.Jitter.Seconds()
+	for i := range n {
+		b0, b1 := float64(i)*w, min(float64(i+1)*w, tx)
+		var frames, sumT, sumQ float64
+		minQ := math.Inf(1)
+		for _, p := range pieces {
+			a, b := max(b0, p.t0), min(b1, p.t1)
+			if b <= a || p.acc <= 0 {
+				continue
+			}
+			f := p.acc * (b - a)
+			frames += f
+			sumT += f * (a + b) / 2
+			sumQ += f * p.q((a+b)/2)
+			minQ = min(minQ, p.q(a), p.q(b))
+		}
+		if frames <= 0 {
+			continue
+		}
+		// Whole frames: the cumulative count rounded at each bin's end.
+		k := math.Round(cum+frames*scale) - math.Round(cum)
+		cum += frames * scale
+		if k <= 0 {
+			continue
+		}
+		t.Count[i] = uint64(k)
+		t.SentNs[i] = int64(math.Round(sumT / frames * 1e9))
+		t.MinNs[i] = int64(math.Round((base + s.queueDelay(minQ, c) + jit/(k+1)) * 1e9))
+		t.MeanNs[i] = int64(math.Round((base + s.queueDelay(sumQ/frames, c) + jit/2) * 1e9))
+	}
+	for i := n - 1; i >= 0 && late > 0; i-- {
+		k := min(t.Count[i], late)
+		t.Count[i] -= k
+		late -= k
+	}
+	if !t.Fit() {
+		return nil
+	}
+	return t
 }

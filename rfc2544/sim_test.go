@@ -194,3 +194,111 @@ func TestSimErrors(t *testing.T) {
 		t.Errorf("%d trials counted, want 1", sim.Trials())
 	}
 }
+
+// TestSimTrend: the SimDUT's latency series follows its queue model, so
+// the sustained-rate verdict sees a queue that absorbs the excess of a
+// trial above capacity (no loss, latency climbing) and estimates the
+// capacity from it; below capacity the trial is sustained.
+func TestSimTrend(t *testing.T) {
+	const c = 3798.0 // 46 Mbit/s at 1518 B through tbf
+	tests := []struct {
+		name      string
+		sim       *SimDUT
+		load      float64 // × c
+		d         time.Duration
+		sustained bool
+		binNs     int64
+		buffer    float64 // frames queued at the end (not sustained)
+	}{
+		{name: "below capacity", sim: &SimDUT{CapacityFPS: c, BufferFrames: 1000, BaseLatency: 20 * time.Microsecond},
+			load: 0.9, d: time.Second, sustained: true, binNs: 10e6},
+		{name: "below capacity, 3 ms relay with 1 ms jitter", sim: &SimDUT{CapacityFPS: c, BufferFrames: 1000, BaseLatency: 3 * time.Millisecond, Jitter: time.Millisecond},
+			load: 0.9, d: time.Second, sustained: true, binNs: 10e6},
+		{name: "1.19 × C into 1000 frames: no loss, not sustained", sim: &SimDUT{CapacityFPS: c, BufferFrames: 1000, BaseLatency: 20 * time.Microsecond},
+			load: 1.19, d: time.Second, binNs: 10e6, buffer: 0.19 * c},
+		{name: "1.01 × C for 20 s, 20 ms bins", sim: &SimDUT{CapacityFPS: c, BufferFrames: 1000},
+			load: 1.01, d: 20 * time.Second, binNs: 20e6, buffer: 0.01 * c * 20},
+		{name: "capacity in bit/s, with jitter", sim: &SimDUT{LinkBps: testLink, CapacityBps: 46e6 * 1538 / 1514, BufferFrames: 1000, Jitter: 50 * time.Microsecond},
+			load: 1.1, d: time.Second, binNs: 10e6, buffer: 0.1 * c},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cap := tt.sim.ForwardingFPS(1518)
+			res, err := tt.sim.Run(context.Background(), simSpec(1518, tt.load*cap, tt.d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := res.Streams[0]
+			tr := s.Trend
+			if tr == nil {
+				t.Fatal("no latency trend")
+			}
+			var n uint64
+			for _, k := range tr.Count {
+				n += k
+			}
+			if n != s.Received || tr.BinNs != tt.binNs {
+				t.Errorf("trend counts %d frames in bins of %d ns, want the %d received in bins of %d ns", n, tr.BinNs, s.Received, tt.binNs)
+			}
+			ok, v := res.Sustained()
+			t.Logf("offered %.0f fps, lost %d; trend slope %.4g ns/s, rise %d ns, forwarded %.1f fps; sustained %v %+v",
+				s.OfferedFPS, s.Lost, tr.SlopeNsPerS, tr.RiseNs, tr.ForwardedFPS, ok, v)
+			if s.Lost != 0 {
+				t.Errorf("lost %d, want none: the buffer absorbs the excess", s.Lost)
+			}
+			if ok != tt.sustained {
+				t.Fatalf("sustained %v (%s), want %v", ok, v.Reason, tt.sustained)
+			}
+			if ok {
+				return
+			}
+			if e := v.SustainedFPS/cap - 1; math.Abs(e) > 0.002 {
+				t.Errorf("sustained rate ≈ %.1f fps, want the capacity %.1f (error %+.3f %%)", v.SustainedFPS, cap, 100*e)
+			}
+			if e := v.BufferFrames/tt.buffer - 1; math.Abs(e) > 0.03 {
+				t.Errorf("buffer used ≈ %.0f frames, want %.0f ± 3 %%", v.BufferFrames, tt.buffer)
+			}
+		})
+	}
+}
+
+// TestSimSearchTrend: through a simulated DUT with a buffer, a throughput
+// search's 1 s trials carry the verdict: each lossless trial above the
+// capacity (the buffer absorbed it) is not sustained, with the capacity as
+// its estimate, and each trial below it is sustained, so a search that
+// consumes trials.Result.Sustained can be tested without root.
+func TestSimSearchTrend(t *testing.T) {
+	const size = 1518
+	sim := &SimDUT{LinkBps: testLink, CapacityBps: 0.05 * testLink, BufferFrames: 1000, BaseLatency: 20 * time.Microsecond,
+		Jitter: 10 * time.Microsecond}
+	c := sim.ForwardingFPS(size)
+	p := testPlan(nil, size)
+	p.Trial.Duration = Duration(time.Second)
+	p.Throughput.ResolutionPercent = 0.1
+	got, err := (&Runner{Tester: sim, Plan: p}).Throughput(context.Background(), size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var above, below int
+	for _, tr := range got.Trials {
+		s := tr.Result.Streams[0]
+		ok, v := tr.Result.Sustained()
+		t.Logf("step %d: %.0f fps (%.3f × C), lost %d (late %d): sustained %v %s", tr.Step, s.OfferedFPS, s.OfferedFPS/c, s.Lost, s.Late, ok, v.Reason)
+		switch {
+		case s.Lost > 0:
+		case s.OfferedFPS > 1.005*c:
+			above++
+			if ok || math.Abs(v.SustainedFPS/c-1) > 0.002 {
+				t.Errorf("step %d at %.3f × C, no loss: sustained %v, estimate %.1f fps; want not sustained, %.1f", tr.Step, s.OfferedFPS/c, ok, v.SustainedFPS, c)
+			}
+		case s.OfferedFPS < c:
+			below++
+			if !ok {
+				t.Errorf("step %d at %.3f × C: not sustained (%s)", tr.Step, s.OfferedFPS/c, v.Reason)
+			}
+		}
+	}
+	if above == 0 || below == 0 {
+		t.Errorf("%d lossless trials above the capacity, %d below; want some of each (reported %.0f fps, capacity %.0f)", above, below, got.FPS, c)
+	}
+}

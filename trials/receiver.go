@@ -38,11 +38,12 @@ type streamState struct {
 	// order between flows. Nil for a single flow.
 	flowTop  []uint64
 	lat      *latencyRecorder
+	trend    *trendRecorder
 	taggedNs int64
 }
 
 func newStreamState(s Stream) *streamState {
-	st := &streamState{spec: s, lat: newLatencyRecorder(), taggedNs: -1}
+	st := &streamState{spec: s, lat: newLatencyRecorder(), trend: newTrendRecorder(), taggedNs: -1}
 	st.win.reset()
 	if s.Flows > 1 {
 		st.flowTop = make([]uint64, s.Flows)
@@ -164,6 +165,7 @@ func (t *rxTrial) count(payload []byte, sizeOK bool, tsNs int64) {
 	}
 	d := tsNs - sig.TxNs
 	s.lat.record(sig.Seq, d)
+	s.trend.record(sig.TxNs, max(d, 0))
 	if sig.Seq == s.tagSeq.Load() {
 		s.taggedNs = max(d, 0)
 	}
@@ -181,6 +183,7 @@ func (s *streamState) result(intended float64) StreamResult {
 		Duplicate:       s.duplicate,
 		Late:            s.late,
 		Latency:         s.lat.summary(),
+		Trend:           s.trend.trend(),
 		TaggedLatencyNs: s.taggedNs,
 		LastLossNs:      -1,
 		MaxLagNs:        int64(s.maxLag),

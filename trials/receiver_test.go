@@ -1,9 +1,11 @@
 package trials
 
 import (
+	"encoding/binary"
 	"net"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rfc2544/rfc2544/framing"
@@ -144,12 +146,29 @@ func TestRxTrialFrameAllocs(t *testing.T) {
 	tr := newRxTrial(1, 64, []*streamState{st})
 	f := testFrame(t, 64, framing.Signature{RunID: 1, StreamID: 1, Seq: 0, TxNs: 5})
 	seq := uint64(0)
+	off := framing.UDPPayloadOffset(framing.IPv4UDP, false)
+	// Each frame is sent 2 ms after the previous: 20 s of send time, so the
+	// latency series (1024 bins of 10 ms) has to widen its bins on the way.
 	if n := testing.AllocsPerRun(10000, func() {
 		seq++
-		f[framing.UDPPayloadOffset(framing.IPv4UDP, false)+9] = byte(seq)
-		tr.frame(f, len(f), 1000)
+		binary.BigEndian.PutUint32(f[off+6:], uint32(seq))
+		txNs := 5 + int64(seq)*int64(2*time.Millisecond)
+		binary.BigEndian.PutUint64(f[off+10:], uint64(txNs))
+		tr.frame(f, len(f), txNs+1000)
 	}); n != 0 {
 		t.Errorf("frame allocates %v times per frame, want 0", n)
+	}
+	tr1 := st.result(1000).Trend
+	if tr1 == nil || tr1.BinNs != 20*int64(time.Millisecond) {
+		t.Fatalf("trend nil or bins not widened to 20 ms: %v", tr1 != nil && tr1.BinNs > 0)
+	}
+	var n uint64
+	for _, c := range tr1.Count {
+		n += c
+	}
+	if n != st.received || tr1.MinNs[1] != 1000 || tr1.SlopeNsPerS != 0 {
+		t.Errorf("trend counts %d frames (received %d), bin 1 min %d ns, slope %g; want all, 1000 ns, 0",
+			n, st.received, tr1.MinNs[1], tr1.SlopeNsPerS)
 	}
 }
 

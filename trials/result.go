@@ -99,6 +99,10 @@ type StreamResult struct {
 	// of the last lost frame, or -1 when nothing was lost. System recovery
 	// (RFC 2544 §26.5) uses it.
 	LastLossNs int64 `json:"last_loss_ns"`
+	// Trend is the latency against send time through the trial and its
+	// fit (see Result.Sustained); nil when too few frames were timed or
+	// the tester keeps no series.
+	Trend *LatencyTrend `json:"latency_trend,omitempty"`
 }
 
 // LossPercent is the frame loss rate of RFC 2544 §26.3:

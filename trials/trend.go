@@ -1,0 +1,475 @@
+package trials
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// The receiver's latency time series: one-way latency against send time in
+// fixed bins, per stream per trial, so a trial whose latency climbs through
+// it (a queue absorbing a load the DUT cannot sustain) can be told from one
+// that is merely slow.
+const (
+	// trendBins is how many bins a stream keeps: memory is fixed
+	// (trendBins × 24 B) whatever the trial length.
+	trendBins = 1024
+	// trendBinNs is the starting bin width. When a frame falls beyond the
+	// last bin, neighbouring bins merge pairwise and the width doubles, so
+	// a 1 s trial has 100 bins of 10 ms and a 60 s one 750 of 80 ms.
+	trendBinNs = int64(10 * time.Millisecond)
+	// trendMaxSpanNs bounds the send-time offset a frame may have from the
+	// first one counted; anything further (a corrupted timestamp) is left
+	// out of the series rather than widening every bin.
+	trendMaxSpanNs = int64(24 * time.Hour)
+)
+
+// trendBin is one bin of the series: frames sent in it, their minimum and
+// summed latency, and their summed send offset from the origin (ns).
+type trendBin struct {
+	n     uint64
+	min   int64
+	sum   float64
+	sumTx float64
+}
+
+// trendRecorder bins latency by send time from the first frame counted. It
+// does not allocate after newTrendRecorder.
+type trendRecorder struct {
+	originNs int64 // send time (Unix ns) of the first frame counted
+	have     bool
+	widthNs  int64
+	used     int // bins in use: highest index + 1
+	bins     [trendBins]trendBin
+}
+
+func newTrendRecorder() *trendRecorder { return &trendRecorder{widthNs: trendBinNs} }
+
+// record adds a frame sent at txNs (Unix ns) with latency d (ns, already
+// clamped at zero). The first frame counted is the origin; one sent before
+// it (reordered) counts in the first bin.
+func (r *trendRecorder) record(txNs, d int64) {
+	if !r.have {
+		r.originNs, r.have = txNs, true
+	}
+	off := max(txNs-r.originNs, 0)
+	if off > trendMaxSpanNs {
+		return
+	}
+	i := off / r.widthNs
+	for i >= trendBins {
+		r.coalesce()
+		i = off / r.widthNs
+	}
+	b := &r.bins[i]
+	if b.n == 0 || d < b.min {
+		b.min = d
+	}
+	b.n++
+	b.sum += float64(d)
+	b.sumTx += float64(off)
+	r.used = max(r.used, int(i)+1)
+}
+
+// coalesce merges bins pairwise and doubles the width.
+func (r *trendRecorder) coalesce() {
+	for j := range trendBins / 2 {
+		a, b := r.bins[2*j], r.bins[2*j+1]
+		m := a
+		switch {
+		case a.n == 0:
+			m = b
+		case b.n > 0:
+			m = trendBin{n: a.n + b.n, min: min(a.min, b.min), sum: a.sum + b.sum, sumTx: a.sumTx + b.sumTx}
+		}
+		r.bins[j] = m
+	}
+	clear(r.bins[trendBins/2:])
+	r.widthNs *= 2
+	r.used = (r.used + 1) / 2
+}
+
+// trend renders the series and its fit; nil when too few bins have frames
+// to fit a line (see minTrendBins).
+func (r *trendRecorder) trend() *LatencyTrend {
+	if !r.have {
+		return nil
+	}
+	t := &LatencyTrend{BinNs: r.widthNs}
+	for _, b := range r.bins[:r.used] {
+		t.Count = append(t.Count, b.n)
+		if b.n == 0 {
+			t.SentNs = append(t.SentNs, 0)
+			t.MinNs = append(t.MinNs, 0)
+			t.MeanNs = append(t.MeanNs, 0)
+			continue
+		}
+		t.SentNs = append(t.SentNs, int64(math.Round(b.sumTx/float64(b.n))))
+		t.MinNs = append(t.MinNs, b.min)
+		t.MeanNs = append(t.MeanNs, int64(math.Round(b.sum/float64(b.n))))
+	}
+	if !t.Fit() {
+		return nil
+	}
+	return t
+}
+
+// LatencyTrend is a stream's one-way latency against send time through one
+// trial, the receiver's time series: fixed bins of send time from the first
+// frame received, a straight line fitted through them to tell a growing
+// queue from noise, and the rate the DUT forwarded while its queue grew.
+type LatencyTrend struct {
+	// BinNs is the width of every bin in ns (10 ms, doubled as often as a
+	// long trial needs to stay within 1024 bins).
+	BinNs int64 `json:"bin_ns"`
+	// Per bin, in send order (zero for a bin without frames): Count frames
+	// received that were sent in the bin, SentNs their mean send time from
+	// the first frame's, MinNs and MeanNs their minimum and mean latency.
+	Count  []uint64 `json:"count"`
+	SentNs []int64  `json:"sent_ns"`
+	MinNs  []int64  `json:"min_ns"`
+	MeanNs []int64  `json:"mean_ns"`
+
+	// The fit: a weighted least-squares line (gonum stat.LinearRegression,
+	// weights = frames per bin) of each bin's minimum latency against its
+	// mean send time. The minimum is the delay no frame of the bin escaped,
+	// the queue's own: a stall of a few ms that delays some frames of a bin
+	// moves the mean but not the minimum.
+	//
+	// SlopeNsPerS is the latency gained per second of the trial (ns/s);
+	// SlopeSENsPerS its standard error (from the residuals, over Bins − 2
+	// degrees of freedom); InterceptNs the line at the first bin; RSquared
+	// the fit's coefficient of determination.
+	SlopeNsPerS   float64 `json:"slope_ns_per_s"`
+	SlopeSENsPerS float64 `json:"slope_se_ns_per_s"`
+	InterceptNs   float64 `json:"intercept_ns"`
+	RSquared      float64 `json:"r_squared"`
+	// Bins is how many bins had frames (the points fitted); SpanS the time
+	// from the first to the last of them, in seconds.
+	Bins  int     `json:"bins"`
+	SpanS float64 `json:"span_s"`
+	// FirstNs is the first bin's minimum latency; BaseNs the lowest bin
+	// minimum over the first tenth of the span (at least the first bin):
+	// the latency without a queue, robust to one slow first bin.
+	FirstNs int64 `json:"first_bin_ns"`
+	BaseNs  int64 `json:"base_ns"`
+	// RiseNs is the fitted rise over the trial, SlopeNsPerS × SpanS.
+	RiseNs int64 `json:"rise_ns"`
+	// StepNs is the rise seen without the line: the median bin minimum of
+	// the last quarter of the span less that of the first quarter, scaled
+	// by 4/3 (the quarters' centres are 3/4 of the span apart). A growing
+	// queue moves both alike; a transient spike, shorter than a quarter
+	// of the trial, moves neither median.
+	StepNs int64 `json:"step_ns"`
+
+	// The busy period: the last run of bins, up to the end, in which even
+	// the fastest frame met a queue (minimum latency above BaseNs by half
+	// the rise that matters, see Growing), so the DUT forwarded without a
+	// pause. BusyFromS is when it began (s from the first bin), BusyBins
+	// how many bins it holds (0: none at the end of the trial).
+	BusyFromS float64 `json:"busy_from_s,omitempty"`
+	BusyBins  int     `json:"busy_bins,omitempty"`
+	// ForwardedFPS is the DUT's forwarding rate through the busy period:
+	// frames over receive time (a least-squares line of each bin's mean
+	// receive time against its frames' mean sequence position). It is the
+	// sustained rate, measured directly: it needs no steady offered load,
+	// so neither the tester's own stalls and catch-up bursts nor a DUT's
+	// token bucket (a tbf shaper forwards its bucket at once, and latency
+	// stays flat until it is spent) bias it. Zero with fewer than three
+	// busy bins.
+	ForwardedFPS float64 `json:"forwarded_fps,omitempty"`
+	// BusySlopeNsPerS is the slope of minimum latency against send time
+	// through the busy period (least squares; zero with fewer than three
+	// busy bins), and LateSlopeNsPerS through the second half of the span
+	// (Theil–Sen, robust to a step; zero with fewer than three bins there):
+	// positive when the queue still grew at the end of the trial, rather
+	// than a backlog left by one burst draining.
+	BusySlopeNsPerS float64 `json:"busy_slope_ns_per_s,omitempty"`
+	LateSlopeNsPerS float64 `json:"late_slope_ns_per_s,omitempty"`
+	// EndNs is the latency the trial ended with: the busy period's line
+	// of minimum latency against send time at the last bin (the whole
+	// fit's without a busy period).
+	EndNs int64 `json:"end_ns"`
+}
+
+// minTrendBins is the fewest bins with frames a trend is fitted over.
+const minTrendBins = 4
+
+// Fit computes the fit and busy-period fields from BinNs and the per-bin
+// series. It reports false, and leaves them zero, when fewer than four bins
+// have frames. Exported so a simulator can build a series and have it
+// fitted exactly as the receiver's.
+func (t *LatencyTrend) Fit() bool {
+	var xs, ys, ws, rx, seq []float64
+	var frames float64
+	for i, n := range t.Count {
+		if n == 0 || i >= len(t.MinNs) || i >= len(t.SentNs) || i >= len(t.MeanNs) {
+			continue
+		}
+		x := float64(t.SentNs[i]) / 1e9
+		xs = append(xs, x)
+		ys = append(ys, float64(t.MinNs[i]))
+		ws = append(ws, float64(n))
+		rx = append(rx, x+float64(t.MeanNs[i])/1e9)
+		seq = append(seq, frames+float64(n-1)/2)
+		frames += float64(n)
+	}
+	*t = LatencyTrend{BinNs: t.BinNs, Count: t.Count, SentNs: t.SentNs, MinNs: t.MinNs, MeanNs: t.MeanNs, Bins: len(xs)}
+	if len(xs) < minTrendBins {
+		return false
+	}
+	x0 := xs[0]
+	for i := range xs {
+		xs[i] -= x0
+	}
+	alpha, beta := stat.LinearRegression(xs, ys, ws, false)
+	t.SlopeNsPerS, t.InterceptNs = beta, alpha
+	t.RSquared = stat.RSquared(xs, ys, ws, alpha, beta)
+	if math.IsNaN(t.RSquared) { // every bin the same latency
+		t.RSquared = 0
+	}
+	t.SlopeSENsPerS = slopeSE(xs, ys, ws, alpha, beta)
+	t.SpanS = xs[len(xs)-1]
+	t.FirstNs = int64(ys[0])
+	t.BaseNs = int64(ys[0])
+	for i, x := range xs {
+		if x <= t.SpanS/10 {
+			t.BaseNs = min(t.BaseNs, int64(ys[i]))
+		}
+	}
+	t.RiseNs = int64(math.Round(beta * t.SpanS))
+	t.EndNs = int64(math.Round(alpha + beta*t.SpanS))
+	var first, last []float64
+	for i, x := range xs {
+		switch {
+		case x <= t.SpanS/4:
+			first = append(first, ys[i])
+		case x >= t.SpanS*3/4:
+			last = append(last, ys[i])
+		}
+	}
+	if len(first) > 0 && len(last) > 0 {
+		t.StepNs = int64(math.Round((medianOf(last) - medianOf(first)) * 4 / 3))
+	}
+
+	if h, _ := slices.BinarySearch(xs, t.SpanS/2); len(xs)-h >= 3 {
+		t.LateSlopeNsPerS = theilSen(xs[h:], ys[h:])
+	}
+
+	// The busy period, and what the DUT forwarded through it.
+	busy := float64(t.BaseNs) + float64(t.threshold())/2
+	b := len(ys)
+	for b > 0 && ys[b-1] > busy {
+		b--
+	}
+	t.BusyBins = len(ys) - b
+	if t.BusyBins > 0 {
+		t.BusyFromS = xs[b]
+	}
+	if t.BusyBins >= 3 {
+		if _, spf := stat.LinearRegression(seq[b:], rx[b:], ws[b:], false); spf > 0 {
+			t.ForwardedFPS = 1 / spf
+		}
+		a, s := stat.LinearRegression(xs[b:], ys[b:], ws[b:], false)
+		t.BusySlopeNsPerS = s
+		t.EndNs = int64(math.Round(a + s*t.SpanS))
+	}
+	return true
+}
+
+// theilSenPoints bounds the points of a Theil–Sen slope (pairs grow as
+// the square): more are merged, neighbours by their mean time and
+// lowest value.
+const theilSenPoints = 128
+
+// theilSen is the Theil–Sen slope of the points (xs increasing): the median
+// of the slopes between every two of them. A step followed by a decline (a
+// backlog draining) gives about zero, where least squares sees a rise.
+func theilSen(xs, ys []float64) float64 {
+	k := (len(xs) + theilSenPoints - 1) / theilSenPoints
+	var px, py []float64
+	for i := 0; i < len(xs); i += k {
+		j := min(i+k, len(xs))
+		px = append(px, stat.Mean(xs[i:j], nil))
+		py = append(py, slices.Min(ys[i:j]))
+	}
+	slopes := make([]float64, 0, len(px)*(len(px)-1)/2)
+	for i := range px {
+		for j := i + 1; j < len(px); j++ {
+			if dx := px[j] - px[i]; dx > 0 {
+				slopes = append(slopes, (py[j]-py[i])/dx)
+			}
+		}
+	}
+	if len(slopes) == 0 {
+		return 0
+	}
+	return medianOf(slopes)
+}
+
+// slopeSE is the standard error of a weighted least-squares slope, the
+// weights taken as relative precisions: s² = Σw·r²/(n−2) / Σw·(x−x̄)².
+func slopeSE(xs, ys, ws []float64, alpha, beta float64) float64 {
+	xm := stat.Mean(xs, ws)
+	var ssr, sxx float64
+	for i, x := range xs {
+		r := ys[i] - alpha - beta*x
+		ssr += ws[i] * r * r
+		sxx += ws[i] * (x - xm) * (x - xm)
+	}
+	if sxx <= 0 || len(xs) < 3 {
+		return 0
+	}
+	return math.Sqrt(ssr / float64(len(xs)-2) / sxx)
+}
+
+// threshold is the rise that matters: max(SustainMinRise, SustainBaseFactor
+// × BaseNs), in ns.
+func (t *LatencyTrend) threshold() int64 {
+	return max(int64(SustainMinRise), SustainBaseFactor*t.BaseNs)
+}
+
+// medianOf is the median of a non-empty slice, which it sorts.
+func medianOf(v []float64) float64 {
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// The sustained-rate test (see LatencyTrend.Growing). Measured on the lab's
+// default shaping (tbf, 1000-packet queue, 10 ms bucket; rates 10–200
+// Mbit/s, sizes 64–1518 B, raw and UDP engines, 1 s trials; the test
+// TestAccuracySustainedDefaultQueue): of 43 trials at 0.9 × R, t ≥ 5 in 2,
+// a rise above 1 ms in 3, all of them where this host stalled the sender
+// (lags of 19–112 ms); the two with all three (UDP, stalls of 85 and 112
+// ms, whose catch-up bursts left backlogs of 47–72 ms) were told apart only
+// by the busy period: their latency fell at the end. Of 44 trials at
+// 1.02–1.2 × R, the slope's t was 6.8 at least (above 10 without a stall),
+// the rise and the step 8.6 ms at least.
+const (
+	// SustainMinT is the t-statistic (slope / its standard error) a slope
+	// needs to be significant.
+	SustainMinT = 5
+	// SustainMinRise and SustainBaseFactor set the rise that matters:
+	// more than max(SustainMinRise, SustainBaseFactor × BaseNs).
+	SustainMinRise    = time.Millisecond
+	SustainBaseFactor = 10
+)
+
+// SustainVerdict explains Result.Sustained.
+type SustainVerdict struct {
+	// GrowthNs is how much latency the queue added by the end of the trial
+	// (LatencyTrend.EndNs − BaseNs) on the stream it grew most; for a
+	// sustained trial, the largest fitted rise (RiseNs) of any stream.
+	GrowthNs int64 `json:"growth_ns"`
+	// SlopeNsPerS is that stream's fitted latency slope, ns per s of trial.
+	SlopeNsPerS float64 `json:"slope_ns_per_s"`
+	// SustainedFPS estimates the rate the DUT forwards, a second measurement
+	// of it independent of loss: for each growing stream, the rate it
+	// forwarded while its queue grew (LatencyTrend.ForwardedFPS; at a
+	// steady offered load that is offered/(1+slope), the slope in s of
+	// delay per s, which stands in when the busy period is too short to
+	// measure); plus the offered rate of every other stream. Zero when no
+	// stream has trend data.
+	SustainedFPS float64 `json:"sustained_fps,omitempty"`
+	// BufferFrames estimates the frames queued in the DUT at the end of the
+	// trial, growth × sustained rate, summed over the growing streams.
+	BufferFrames float64 `json:"buffer_frames,omitempty"`
+	// Reason says why the trial is not sustained; empty when it is.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Growing applies the sustained-rate test to one trend: the queue grew
+// through the trial when
+//   - the slope is positive and significant (t ≥ SustainMinT),
+//   - the rise over the trial, both fitted (RiseNs) and seen between the
+//     first and last quarters (StepNs), exceeds max(SustainMinRise,
+//     SustainBaseFactor × BaseNs),
+//   - and the queue still grew at the end, not the backlog of one burst
+//     draining: latency rises through the second half by more than half
+//     that threshold (LateSlopeNsPerS × SpanS/2) and, when the trial ends in
+//     a busy period of three bins or more, through that too
+//     (BusySlopeNsPerS > 0). (A shorter busy period says nothing: at a high
+//     frame rate the 1000-frame queue holds a few ms, and tester stalls of
+//     as much empty it again and again.)
+//
+// A nil trend never grows.
+func (t *LatencyTrend) Growing() bool {
+	if t == nil || t.SlopeNsPerS <= 0 || t.BusyBins >= 3 && t.BusySlopeNsPerS <= 0 ||
+		t.LateSlopeNsPerS*t.SpanS/2 <= float64(t.threshold())/2 {
+		return false
+	}
+	if t.SlopeSENsPerS > 0 && t.SlopeNsPerS/t.SlopeSENsPerS < SustainMinT {
+		return false
+	}
+	thr := t.threshold()
+	return t.RiseNs > thr && t.StepNs > thr
+}
+
+// Sustained reports whether the DUT sustained the trial's load: ok is false
+// when some stream's latency grew through the trial (LatencyTrend.Growing),
+// that is, its queue absorbed a load it cannot forward, so a longer trial
+// would lose frames. A trial without trend data (too few frames, or a
+// tester that keeps none) is sustained. v carries the estimate of the rate
+// the DUT does sustain, offered/(1+slope), and the buffer used.
+func (r Result) Sustained() (ok bool, v SustainVerdict) {
+	ok = true
+	var worst *LatencyTrend
+	var worstS *StreamResult
+	have := false
+	for i := range r.Streams {
+		s := &r.Streams[i]
+		t := s.Trend
+		if !t.Growing() {
+			v.SustainedFPS += s.OfferedFPS
+			if t != nil {
+				if ok && (!have || t.RiseNs > v.GrowthNs) {
+					v.GrowthNs, v.SlopeNsPerS = t.RiseNs, t.SlopeNsPerS
+				}
+				have = true
+			}
+			continue
+		}
+		have = true
+		fps := t.ForwardedFPS
+		if fps <= 0 {
+			fps = s.OfferedFPS / (1 + t.SlopeNsPerS/1e9)
+		}
+		growth := max(t.EndNs-t.BaseNs, 0)
+		v.SustainedFPS += fps
+		v.BufferFrames += float64(growth) / 1e9 * fps
+		if ok || growth > v.GrowthNs {
+			worst, worstS = t, s
+			v.GrowthNs, v.SlopeNsPerS = growth, t.SlopeNsPerS
+		}
+		ok = false
+	}
+	if !have {
+		return true, SustainVerdict{}
+	}
+	if !ok {
+		who := ""
+		if len(r.Streams) > 1 {
+			who = fmt.Sprintf("stream %d: ", worstS.ID)
+		}
+		v.Reason = fmt.Sprintf("%squeue growing: %+.3g ms over %.3g s; sustained rate ≈ %.0f fps (%s); buffer used ≈ %.0f frames",
+			who, float64(v.GrowthNs)/1e6, worst.SpanS+float64(worst.BinNs)/1e9, v.SustainedFPS,
+			how(worstS.OfferedFPS, worst), v.BufferFrames)
+	}
+	return ok, v
+}
+
+// how says how a growing stream's sustained rate was estimated.
+func how(offered float64, t *LatencyTrend) string {
+	est := fmt.Sprintf("offered/(1+slope) = %.0f", offered/(1+t.SlopeNsPerS/1e9))
+	if t.ForwardedFPS <= 0 {
+		return "offered/(1+slope)"
+	}
+	return "forwarded while the queue grew; " + est
+}

@@ -1,0 +1,220 @@
+package trials
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// synth feeds a trend recorder the frames of a trial of dur seconds at
+// rate fps: frame n is sent at n/rate (or, when the sender stalls over
+// [stallAt, stallAt+stall), at the end of the stall, in a burst) and takes
+// lat(sent) seconds plus a uniform [0, jitter) draw.
+type synth struct {
+	rate, dur       float64
+	lat             func(t float64) float64
+	jitter          time.Duration
+	stallAt, stall  float64
+	seed            uint64
+	originUnixNanos int64
+}
+
+func (s synth) trend() *LatencyTrend {
+	rng := rand.New(rand.NewPCG(s.seed, 1))
+	r := newTrendRecorder()
+	origin := s.originUnixNanos
+	if origin == 0 {
+		origin = 1_700_000_000_000_000_000
+	}
+	n := int(s.rate * s.dur)
+	for i := range n {
+		t := float64(i) / s.rate
+		if s.stall > 0 && t >= s.stallAt && t < s.stallAt+s.stall {
+			t = s.stallAt + s.stall
+		}
+		d := s.lat(t)
+		if s.jitter > 0 {
+			d += rng.Float64() * s.jitter.Seconds()
+		}
+		r.record(origin+int64(t*1e9), int64(d*1e9))
+	}
+	return r.trend()
+}
+
+// tbfLatency is the latency of a frame sent at t into a token bucket shaper
+// forwarding mu frames/s with a bucket of burst frames (full at the start),
+// offered lambda frames/s, plus base: the queue starts when the bucket is
+// spent and grows at lambda − mu.
+func tbfLatency(lambda, mu, burst, base float64) func(float64) float64 {
+	return func(t float64) float64 {
+		q := lambda*t - mu*t - burst // frames ahead beyond what tokens covered
+		return base + max(q, 0)/mu
+	}
+}
+
+func flat(base float64) func(float64) float64 { return func(float64) float64 { return base } }
+
+// spike adds h seconds to frames sent in [at, at+w), decaying linearly to
+// nothing over tail seconds after it (a backlog draining).
+func spike(f func(float64) float64, at, w, h, tail float64) func(float64) float64 {
+	return func(t float64) float64 {
+		d := f(t)
+		switch {
+		case t >= at && t < at+w:
+			d += h
+		case tail > 0 && t >= at+w && t < at+w+tail:
+			d += h * (1 - (t-at-w)/tail)
+		}
+		return d
+	}
+}
+
+func TestSustainedVerdict(t *testing.T) {
+	const mu = 3798.0 // 46 Mbit/s at 1518 B through tbf
+	const base = 20e-6
+	ms := func(v float64) float64 { return v / 1e3 }
+	tests := []struct {
+		name  string
+		s     synth
+		want  bool    // sustained
+		fps   float64 // want SustainedFPS within 1 % when not sustained
+		inRsn string
+	}{
+		{name: "flat with jitter", s: synth{rate: 0.9 * mu, dur: 1, lat: flat(base), jitter: 50 * time.Microsecond}, want: true},
+		{name: "flat at 60 kfps", s: synth{rate: 60e3, dur: 1, lat: flat(base), jitter: 20 * time.Microsecond}, want: true},
+		{name: "draining queue", s: synth{rate: 0.9 * mu, dur: 1, lat: func(t float64) float64 { return base + max(0, 0.05-0.1*t) }}, want: true},
+		{name: "rise 0.8 ms (below 1 ms)", s: synth{rate: mu, dur: 1, lat: func(t float64) float64 { return base + 0.8e-3*t }, jitter: 10 * time.Microsecond}, want: true},
+		{name: "relay 3 ms base, rise 20 ms (below 10 × base)", s: synth{rate: 5000, dur: 1, lat: func(t float64) float64 { return 3e-3 + 20e-3*t }}, want: true},
+		{name: "relay 3 ms base, rise 50 ms", s: synth{rate: 5000, dur: 1, lat: func(t float64) float64 { return 3e-3 + 50e-3*t }},
+			want: false, fps: 5000 / 1.05, inRsn: "queue growing: +49.5 ms"},
+		// This VM stalls threads for 4–15 ms: a DUT stall delays the frames
+		// of one or two bins by up to 15 ms, wherever it falls.
+		{name: "stall spike 15 ms at 5 %", s: synth{rate: 0.9 * mu, dur: 1, lat: spike(flat(base), 0.05, ms(15), ms(15), 0), jitter: 20 * time.Microsecond}, want: true},
+		{name: "stall spike 15 ms at 50 %", s: synth{rate: 0.9 * mu, dur: 1, lat: spike(flat(base), 0.5, ms(15), ms(15), 0), jitter: 20 * time.Microsecond}, want: true},
+		{name: "stall spike 15 ms at 90 %", s: synth{rate: 0.9 * mu, dur: 1, lat: spike(flat(base), 0.9, ms(15), ms(15), 0), jitter: 20 * time.Microsecond}, want: true},
+		{name: "stall spike 15 ms at the end", s: synth{rate: 0.9 * mu, dur: 1, lat: spike(flat(base), 0.985, ms(15), ms(15), 0), jitter: 20 * time.Microsecond}, want: true},
+		// The generator stalls 15 ms and catches up with a burst that a
+		// DUT at 0.9 × R drains in 135 ms.
+		{name: "catch-up burst at 85 %, drained at 0.1 R", s: synth{rate: 0.9 * mu, dur: 1, stallAt: 0.85, stall: ms(15),
+			lat: spike(flat(base), 0.865, ms(1), ms(13.5), ms(135)), jitter: 20 * time.Microsecond}, want: true},
+		{name: "catch-up burst at 50 %, drained at 0.1 R", s: synth{rate: 0.9 * mu, dur: 1, stallAt: 0.5, stall: ms(15),
+			lat: spike(flat(base), 0.515, ms(1), ms(13.5), ms(135)), jitter: 20 * time.Microsecond}, want: true},
+		{name: "catch-up burst at 95 %, drained at 0.1 R", s: synth{rate: 0.9 * mu, dur: 1, stallAt: 0.95, stall: ms(15),
+			lat: spike(flat(base), 0.965, ms(1), ms(13.5), ms(135)), jitter: 20 * time.Microsecond}, want: true},
+		{name: "two stalls and noise", s: synth{rate: 0.9 * mu, dur: 1, lat: spike(spike(flat(base), 0.3, ms(8), ms(8), 0), 0.97, ms(12), ms(12), 0),
+			jitter: 200 * time.Microsecond}, want: true},
+		{name: "too few frames", s: synth{rate: 3, dur: 1, lat: func(t float64) float64 { return t }}, want: true},
+		// The lab's default: tbf at R, 10 ms bucket, 1000-packet queue.
+		{name: "tbf at 1.19 R", s: synth{rate: 1.19 * mu, dur: 1, lat: tbfLatency(1.19*mu, mu, 0.01*mu, base), jitter: 20 * time.Microsecond},
+			want: false, fps: mu, inRsn: "sustained rate ≈ 3798 fps"},
+		{name: "tbf at 1.02 R, bucket spent at 50 %", s: synth{rate: 1.02 * mu, dur: 1, lat: tbfLatency(1.02*mu, mu, 0.01*mu, base), jitter: 20 * time.Microsecond},
+			want: false, fps: mu},
+		{name: "tbf at 1.19 R with a 15 ms stall spike", s: synth{rate: 1.19 * mu, dur: 1, lat: spike(tbfLatency(1.19*mu, mu, 0.01*mu, base), 0.6, ms(15), ms(15), 0)},
+			want: false, fps: mu},
+		{name: "tbf at 1.19 R, generator stalled 40 ms", s: synth{rate: 1.19 * mu, dur: 1, stallAt: 0.4, stall: ms(40), lat: tbfLatency(1.19*mu, mu, 0.01*mu, base)},
+			want: false, fps: mu},
+		{name: "tbf at 1.01 R of 200 kfps", s: synth{rate: 1.01 * 200e3, dur: 1, lat: tbfLatency(1.01*200e3, 200e3, 0.002*200e3, base), jitter: 5 * time.Microsecond},
+			want: false, fps: 200e3},
+		{name: "10 s at 1.05 R, bins widened", s: synth{rate: 1.05 * mu, dur: 10, lat: tbfLatency(1.05*mu, mu, 0.01*mu, base)},
+			want: false, fps: mu},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := tc.s.trend()
+			offered := tc.s.rate
+			r := Result{Streams: []StreamResult{{ID: 1, OfferedFPS: offered, Trend: tr}}}
+			ok, v := r.Sustained()
+			if tr != nil {
+				t.Logf("%d bins of %v: slope %.4g ± %.3g ns/s (R² %.3f), base %d, rise %d, step %d, end %d ns; busy %d bins from %.3f s, forwarded %.1f fps",
+					tr.Bins, time.Duration(tr.BinNs), tr.SlopeNsPerS, tr.SlopeSENsPerS, tr.RSquared, tr.BaseNs, tr.RiseNs, tr.StepNs, tr.EndNs,
+					tr.BusyBins, tr.BusyFromS, tr.ForwardedFPS)
+			}
+			if ok != tc.want {
+				t.Fatalf("Sustained() = %v (%+v), want %v", ok, v, tc.want)
+			}
+			if ok {
+				if v.Reason != "" || v.BufferFrames != 0 {
+					t.Errorf("sustained with reason %q, buffer %g", v.Reason, v.BufferFrames)
+				}
+				if tr != nil && math.Abs(v.SustainedFPS-offered) > 1e-6*offered {
+					t.Errorf("SustainedFPS %g, want the offered %g", v.SustainedFPS, offered)
+				}
+				return
+			}
+			if e := v.SustainedFPS/tc.fps - 1; math.Abs(e) > 0.01 {
+				t.Errorf("SustainedFPS %.1f, want %.1f ± 1 %% (%+.2f %%)", v.SustainedFPS, tc.fps, 100*e)
+			}
+			if want := float64(v.GrowthNs) / 1e9 * v.SustainedFPS; math.Abs(v.BufferFrames-want) > 1e-6*want {
+				t.Errorf("BufferFrames %g, want growth × rate = %g", v.BufferFrames, want)
+			}
+			for _, s := range []string{"queue growing: +", "sustained rate ≈ ", "buffer used ≈ ", tc.inRsn} {
+				if !strings.Contains(v.Reason, s) {
+					t.Errorf("reason %q, want it to contain %q", v.Reason, s)
+				}
+			}
+		})
+	}
+}
+
+// TestSustainedStreams: a trial is not sustained when any stream's queue
+// grows; the estimate adds the growing streams' forwarded rates to the
+// others' offered rates, and the reason names the stream.
+func TestSustainedStreams(t *testing.T) {
+	const mu = 3798.0
+	grow := synth{rate: 1.19 * mu, dur: 1, lat: tbfLatency(1.19*mu, mu, 0.01*mu, 20e-6)}.trend()
+	steady := synth{rate: 0.9 * mu, dur: 1, lat: flat(20e-6), jitter: 30 * time.Microsecond}.trend()
+	r := Result{Streams: []StreamResult{
+		{ID: 1, Direction: AtoB, OfferedFPS: 0.9 * mu, Trend: steady},
+		{ID: 2, Direction: BtoA, OfferedFPS: 1.19 * mu, Trend: grow},
+		{ID: 3, Direction: BtoA, OfferedFPS: 100}, // no trend data
+	}}
+	ok, v := r.Sustained()
+	if ok {
+		t.Fatalf("sustained, want not: stream 2 grows")
+	}
+	if want := 0.9*mu + mu + 100; math.Abs(v.SustainedFPS/want-1) > 0.005 {
+		t.Errorf("SustainedFPS %.1f, want %.1f", v.SustainedFPS, want)
+	}
+	if !strings.HasPrefix(v.Reason, "stream 2: queue growing") || v.GrowthNs < 150e6 {
+		t.Errorf("reason %q, growth %d ns: want stream 2 named, about 160 ms", v.Reason, v.GrowthNs)
+	}
+	if ok, v := (Result{Streams: []StreamResult{{ID: 1, OfferedFPS: 10}}}).Sustained(); !ok || v != (SustainVerdict{}) {
+		t.Errorf("no trend data: %v %+v, want sustained and a zero verdict", ok, v)
+	}
+}
+
+// TestTrendRecorder: bins by send time from the first frame counted,
+// frames sent before it in the first bin, widened pairwise past 1024 bins,
+// and a wild timestamp left out.
+func TestTrendRecorder(t *testing.T) {
+	r := newTrendRecorder()
+	const o = int64(1e18)
+	ms := int64(time.Millisecond)
+	r.record(o, 100)
+	r.record(o-5*ms, 50) // reordered: before the origin
+	r.record(o+15*ms, 300)
+	r.record(o+19*ms, 200)
+	r.record(o+int64(100*time.Hour), 7) // corrupted: ignored
+	if r.used != 2 || r.bins[0].n != 2 || r.bins[0].min != 50 || r.bins[1].n != 2 || r.bins[1].min != 200 || r.bins[1].sum != 500 {
+		t.Fatalf("bins %+v (used %d)", r.bins[:2], r.used)
+	}
+	r.record(o+int64(trendBins)*10*ms+ms, 900) // one past the last bin: widen
+	if r.widthNs != 20*ms || r.used != trendBins/2+1 || r.bins[0].n != 4 || r.bins[0].min != 50 || r.bins[0].sumTx != float64(34*ms) {
+		t.Fatalf("after widening: width %d, used %d, bin 0 %+v", r.widthNs, r.used, r.bins[0])
+	}
+	if r.trend() != nil {
+		t.Errorf("trend over 2 bins with frames, want nil (fewer than %d)", minTrendBins)
+	}
+}
+
+// BenchmarkTrendRecord is the per-frame cost of the latency series.
+func BenchmarkTrendRecord(b *testing.B) {
+	r := newTrendRecorder()
+	b.ReportAllocs()
+	for i := range b.N {
+		// 1 Mfps: 10 s of send time per 10 M frames, widening on the way.
+		r.record(int64(i)*1000, 20000+int64(i&1023))
+	}
+}
