@@ -35,7 +35,14 @@ import (
 //     while N − (bucket frames + R·N/line) fits in its queue, so
 //     N* = (1000 + 125000/(F−4)) / (1 − R/line); the reported average
 //     within ±5 % of N* (the search's 1 % step, the bucket's refill while
-//     the first frames cross the DUT).
+//     the first frames cross the DUT), or the quick profile's 100 ms cap
+//     where N* is beyond it. Measured on the 2-CPU lab host: 2605 at 512 B
+//     (model 2616), 2244–2319 at 1024 B (2299), the cap at 1280 and 1518 B.
+//   - it also shows the DUT back-pressuring the raw sender at 64–256 B (the
+//     veth charges queued frames to the sending socket): offered ≈ R, no
+//     loss, a full queue's latency, marked tester-limited; helper fw's
+//     back-pressure verdict (Result.FlowControlled) is what should call it
+//     so.
 func TestMainJobShaped(t *testing.T) {
 	needRoot(t)
 	const (
@@ -115,10 +122,21 @@ func TestMainJobShaped(t *testing.T) {
 	for _, b := range res.BackToBack {
 		r, line := rFPS(b.FrameSize), lineFPS(b.FrameSize)
 		want := (queue + bucket/float64(b.FrameSize-4)) / (1 - r/line)
-		t.Logf("%d B: back-to-back avg %.0f frames at %.0f fps, model %.0f", b.FrameSize, b.AvgFrames, b.RateFPS, want)
-		if b.Skipped != "" || b.TesterLimited || b.AtCap || math.Abs(b.AvgFrames-want) > 0.05*want {
-			t.Errorf("%d B: back-to-back avg %.0f frames (skipped %q, tester-limited %v, at cap %v), want %.0f ± 5 %% (queue %d + bucket %.0f frames, over 1 − R/line)",
-				b.FrameSize, b.AvgFrames, b.Skipped, b.TesterLimited, b.AtCap, want, queue, bucket/float64(b.FrameSize-4))
+		t.Logf("%d B: back-to-back avg %.0f frames at %.0f fps (cap %d), model %.0f", b.FrameSize, b.AvgFrames, b.RateFPS, b.CapFrames, want)
+		if b.Skipped != "" || b.TesterLimited {
+			t.Errorf("%d B: back-to-back skipped %q, tester-limited %v; want measured", b.FrameSize, b.Skipped, b.TesterLimited)
+			continue
+		}
+		if want >= float64(b.CapFrames) {
+			// The quick profile's 100 ms cap is shorter than what the DUT
+			// holds (1280 and 1518 B here): the burst must reach the cap.
+			if !b.AtCap || b.AvgFrames != float64(b.CapFrames) {
+				t.Errorf("%d B: back-to-back avg %.0f frames (at cap %v), want the cap %d (the model's %.0f is beyond it)",
+					b.FrameSize, b.AvgFrames, b.AtCap, b.CapFrames, want)
+			}
+		} else if b.AtCap || math.Abs(b.AvgFrames-want) > 0.05*want {
+			t.Errorf("%d B: back-to-back avg %.0f frames (at cap %v), want %.0f ± 5 %% (queue %d + bucket %.0f frames, over 1 − R/line)",
+				b.FrameSize, b.AvgFrames, b.AtCap, want, queue, bucket/float64(b.FrameSize-4))
 		}
 	}
 }
