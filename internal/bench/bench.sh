@@ -89,21 +89,28 @@ if [[ " $PARTS " == *" pacing "* ]]; then
   ip -n $NS-tx link add p1 type veth peer name p2 netns $NS-rx
   ip -n $NS-tx link set p1 up && ip -n $NS-rx link set p2 up
   txp() { ip -n $NS-tx -j -s link show dev p1 | jq '.[0].stats64.tx.packets + .[0].stats64.tx.dropped'; }
-  now() { date +%s.%N; }
+  # sample: "TIME COUNT", the tx counter (sysfs of the namespace) read
+  # between two clock readings in one shell, TIME their midpoint: the
+  # skew of separate `date` and `ip | jq` calls (tens of ms on a busy box)
+  # was a few percent of a 1 s window.
+  sample() {
+    ip netns exec $NS-tx sh -c 'a=$(date +%s.%N); p=$(cat /sys/class/net/p1/statistics/tx_packets /sys/class/net/p1/statistics/tx_dropped); b=$(date +%s.%N); echo $a $p $b' |
+      awk '{printf "%.9f %d\n", ($1 + $4) / 2, $2 + $3}'
+  }
   # gen RATE: one paced run of SECS+1 s; sets off (the generator's own
   # OfferedFPS), if_fps (the interface counter's rise over [0.5 s, SECS+0.5 s]
   # of the run, timed here) and if_count (the whole run's counter rise).
   gen() {
-    local c0 c1 c2 c3 t1 t2
+    local c0 c3 s1 s2
     c0=$(txp)
     ip netns exec $NS-tx taskset -c 0 "$BIN" gen --dev p1 --dmac 02:00:00:00:00:99 --frame 64 --secs "$((SECS + 1))s" --json --rate "$1" >"$TMP/gen.json" &
     local pid=$!
-    sleep 0.5; t1=$(now); c1=$(txp)
-    sleep "$SECS"; t2=$(now); c2=$(txp)
+    sleep 0.5; s1=$(sample)
+    sleep "$SECS"; s2=$(sample)
     wait $pid
     c3=$(txp)
     off=$(jq .OfferedFPS "$TMP/gen.json")
-    if_fps=$(awk -v a="$c1" -v b="$c2" -v s="$t1" -v e="$t2" 'BEGIN{printf "%.1f", (b - a) / (e - s)}')
+    if_fps=$(awk -v a="$s1" -v b="$s2" 'BEGIN{split(a, x, " "); split(b, y, " "); printf "%.1f", (y[2] - x[2]) / (y[1] - x[1])}')
     if_count=$((c3 - c0))
   }
   exec 9>"$LOCK"; flock 9

@@ -70,7 +70,7 @@ for i in $(seq 1 "$RUNS"); do
     echo "$fps" >>"$TMP/fps$f"
     printf -v "l$f" '%s' "$lim"
   done
-  printf 'run %d: main job %s s (exit %d: 3 = tester-limited, as the README says); 64 B %.0f fps (tester-limited %s); 128 B %.0f fps (tester-limited %s)\n' \
+  printf 'run %d: main job %s s (go run exit %d: 1 when the command exited 3, tester-limited, as the README says); 64 B %.0f fps (tester-limited %s); 128 B %.0f fps (tester-limited %s)\n' \
     "$i" "$secs" "$rc" "$(tail -1 "$TMP/fps64")" "$l64" "$(tail -1 "$TMP/fps128")" "$l128"
 done
 m=$(median <"$TMP/times")
