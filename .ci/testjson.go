@@ -1,7 +1,7 @@
 //go:build ignore
 
-// testjson reads `go test -json` on stdin, prints the usual test output, and
-// fails when a test was skipped for lack of root or of a kernel feature the
+// testjson reads `go test -json` on stdin, prints the usual (non-verbose)
+// test output, a failing test's log and the package lines, and fails when a test was skipped for lack of root or of a kernel feature the
 // lab needs: CI that skips its lab tests has not tested the engine, and must
 // not pass. Run from .ci/run:
 //
@@ -51,10 +51,13 @@ func main() {
 		k := key{e.Package, e.Test}
 		switch e.Action {
 		case "output":
-			fmt.Fprint(out, e.Output)
-			if e.Test != "" {
-				lines[k] = append(lines[k], e.Output)
+			if e.Test == "" {
+				if e.Output != "PASS\n" {
+					fmt.Fprint(out, e.Output) // package lines: ok, FAIL, panics
+				}
+				break
 			}
+			lines[k] = append(lines[k], e.Output)
 		case "skip":
 			if e.Test == "" {
 				break // a package without tests
@@ -68,7 +71,14 @@ func main() {
 				other = append(other, name)
 			}
 			delete(lines, k)
-		case "pass", "fail":
+		case "fail":
+			for _, l := range lines[k] {
+				if !strings.HasPrefix(l, "=== ") {
+					fmt.Fprint(out, l)
+				}
+			}
+			delete(lines, k)
+		case "pass":
 			delete(lines, k)
 		}
 		out.Flush()
