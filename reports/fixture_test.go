@@ -16,8 +16,8 @@ import (
 // line, bidirectional, driven by a tester whose ceiling (650,000 fps per
 // stream) is below what the DUT forwards at 64 bytes (a tester-limited size),
 // through a path whose MTU drops 1522-byte frames (a not-found size).
-// Regenerate them with: go test ./reports -run TestJSONRoundTrip -fixtures
-// (then go test ./reports -update for the golden files).
+// Regenerate them, and the golden files rendered from them, with:
+// go test ./reports -update (TestFixturesFresh fails while they are stale).
 
 // model is one fixture run.
 type model struct {

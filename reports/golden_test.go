@@ -14,7 +14,7 @@ import (
 
 var (
 	update   = flag.Bool("update", false, "rewrite the golden files in testdata/ from the current renderers")
-	fixtures = flag.Bool("fixtures", false, "rewrite the results files in ../testdata/results from the fixture model (then run -update)")
+	fixtures = flag.Bool("fixtures", false, "rewrite only the results files in ../testdata/results from the fixture model (-update does too)")
 )
 
 // fixturePath is the results file of a fixture run, shared with the CLI tests.
@@ -22,12 +22,12 @@ func fixturePath(name string) string {
 	return filepath.Join("..", "testdata", "results", "mtu"+name+".json")
 }
 
-// loadFixture reads a fixture results file as the CLI would. With
-// -fixtures, it first rewrites it from the model.
+// loadFixture reads a fixture results file as the CLI would. With -update
+// or -fixtures, it first rewrites it from the model.
 func loadFixture(t *testing.T, m model) *rfc2544.Results {
 	t.Helper()
 	path := fixturePath(m.name)
-	if *fixtures {
+	if *fixtures || *update {
 		res, err := buildFixture(m)
 		if err != nil {
 			t.Fatal(err)

@@ -21,7 +21,9 @@ func oneWay(frame int, rate float64, d time.Duration) Spec {
 
 // TestAccuracyShaped: a DUT shaped to R carries a load below R without loss
 // and drops about 1 − R/offered above it (less the frames its queue and
-// token bucket absorb).
+// token bucket absorb). Neither trial may be tester-limited, except that a
+// trial the engine marks transiently limited (a stall of this shared host)
+// is run again, at most twice: a persistent limit, or loss below R, fails.
 func TestAccuracyShaped(t *testing.T) {
 	const rateBps = 50e6
 	const limit = 100
@@ -30,14 +32,16 @@ func TestAccuracyShaped(t *testing.T) {
 	for _, frame := range []int{512, 1518} {
 		// tbf counts the IP packet plus the Ethernet header: F − 4 bytes.
 		rFPS := rateBps / (float64(frame-4) * 8)
-		rb := runTrial(t, e, oneWay(frame, 0.9*rFPS, 2*time.Second))
-		// Loss is allowed only when the engine itself owns up to it (its
-		// sender was descheduled on this shared box and caught up in a
-		// burst); it must never blame the DUT below R.
-		if below := rb.Streams[0]; below.Sent == 0 || below.Lost != 0 && !rb.TesterLimited {
-			t.Errorf("%d B at 90%% of R: sent %d lost %d, want no loss", frame, below.Sent, below.Lost)
+		rb := runUntrammelled(t, e, oneWay(frame, 0.9*rFPS, 2*time.Second), 3)
+		if below := rb.Streams[0]; below.Sent == 0 || below.Lost != 0 || rb.TesterLimited {
+			t.Errorf("%d B at 90%% of R: sent %d lost %d, tester-limited %v (%s); want no loss, not limited",
+				frame, below.Sent, below.Lost, rb.TesterLimited, rb.TesterLimitReason)
 		}
-		above := runTrial(t, e, oneWay(frame, 1.5*rFPS, 2*time.Second)).Streams[0]
+		ra := runUntrammelled(t, e, oneWay(frame, 1.5*rFPS, 2*time.Second), 3)
+		if ra.TesterLimited {
+			t.Errorf("%d B at 150%% of R: tester-limited (%s), want the DUT's loss", frame, ra.TesterLimitReason)
+		}
+		above := ra.Streams[0]
 		ideal := 100 * (1 - rFPS/above.OfferedFPS)
 		// Frames the bucket (burst: max(10 ms at R, 2 frames)) and the queue
 		// absorb beyond R·T reduce the loss a little.
@@ -47,6 +51,23 @@ func TestAccuracyShaped(t *testing.T) {
 		}
 		t.Logf("%d B: R = %.0f fps; at 150%%: loss %.2f%% (ideal %.2f%%)", frame, rFPS, above.LossPercent(), ideal)
 	}
+}
+
+// runUntrammelled runs spec until a trial is not transiently tester-limited
+// (a stall of the tester's host, Result.TesterLimitTransient), at most tries
+// times, and returns the last: only a transient limit is run again, so a
+// persistent one comes back for the caller to fail.
+func runUntrammelled(t *testing.T, e *Engine, spec Spec, tries int) Result {
+	t.Helper()
+	var r Result
+	for i := 0; i < tries; i++ {
+		r = runTrial(t, e, spec)
+		if !r.TesterLimited || !r.TesterLimitTransient {
+			return r
+		}
+		t.Logf("run %d: transient tester limit (%s), running again", i+1, r.TesterLimitReason)
+	}
+	return r
 }
 
 // TestAccuracyRandomLoss: a DUT dropping p = 1 % at random shows 1 ± 0.3
@@ -116,30 +137,51 @@ func TestAccuracyRelay(t *testing.T) {
 
 // TestAccuracyBackToBack: bursts at full speed into a shaper with a token
 // bucket and a small queue come through with a finite length that the
-// shaper's model predicts, burst after burst: bucket + queue + R × burst
-// time (the burst time varies with how fast the veth takes frames).
+// shaper's model predicts, burst after burst: bucket + queue + R × the time
+// over which the burst reaches the shaper.
+//
+// That time is not TxSeconds, which runs from the first batch's stamp to the
+// last batch's: each batch of a full-speed burst (Config.Batch frames) is
+// stamped once, before the kernel sends it, so the last batch (2000 − 7·256 =
+// 208 frames) arrives after the last stamp, and frames then cross the DUT's
+// ingress (RPS backlog) before its queue. So the arrival time lies between
+// TxSeconds and TxSeconds × 2000/1792 (the last batch at the burst's mean
+// speed; a stall inside the burst makes this an overestimate) plus the DUT's
+// forwarding delay, under 1 ms here (measured: the latest admitted frame's
+// latency less its queueing, max − limit/R, 0.8 ms). One frame each side is
+// the rounding of the first and last token. Measured on the 2-CPU lab host:
+// bursts of 2.4–6.0 ms gave 252–268 frames, each 0–7 above the low end
+// and 1–9 under the high end; a burst stalled to 22 ms gave 350 in 346–376.
+// The old model (bucket rounded down, R × TxSeconds, ± 8) missed 257–261 on
+// a second machine.
 func TestAccuracyBackToBack(t *testing.T) {
 	const (
-		rateBps = 20e6
-		bucket  = 20000 // bytes
-		limit   = 200   // frames
-		frame   = 512
+		rateBps  = 20e6
+		bucket   = 20000 // bytes
+		limit    = 200   // frames
+		frame    = 512
+		burst    = 2000
+		dutDelay = 1e-3 // s, the DUT's forwarding delay before its queue, at most
 	)
 	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: rateBps, BurstBytes: bucket, LimitPackets: limit}})
 	e := openEngine(t, portsOf(st))
 	rFPS := rateBps / ((frame - 4) * 8)
+	lastStamp := DefaultBatch * ((burst - 1) / DefaultBatch) // first frame of the last batch
 	for i := 0; i < 3; i++ {
-		spec := Spec{FrameSize: frame, Streams: []Stream{{ID: 1, Direction: AtoB}}, BurstFrames: 2000,
+		spec := Spec{FrameSize: frame, Streams: []Stream{{ID: 1, Direction: AtoB}}, BurstFrames: burst,
 			Settle: 300 * time.Millisecond}
 		s := runTrial(t, e, spec).Streams[0]
-		if s.Sent != 2000 {
-			t.Fatalf("burst sent %d, want exactly 2000", s.Sent)
+		if s.Sent != burst {
+			t.Fatalf("burst sent %d, want exactly %d", s.Sent, burst)
 		}
-		want := limit + bucket/(frame-4) + rFPS*s.TxSeconds
-		if math.Abs(float64(s.Received)-want) > 8 {
-			t.Errorf("burst %d: received %d of 2000 in %.2f ms, want %.0f ± 8 (queue %d + bucket %d + R × burst time)",
-				i, s.Received, s.TxSeconds*1e3, want, limit, bucket/(frame-4))
+		fixed := limit + float64(bucket)/(frame-4)
+		lo := fixed + rFPS*s.TxSeconds - 1
+		hi := fixed + rFPS*(s.TxSeconds*burst/float64(lastStamp)+dutDelay) + 1
+		if got := float64(s.Received); got < lo || got > hi {
+			t.Errorf("burst %d: received %d of %d (stamps over %.2f ms), want %.1f … %.1f (queue %d + bucket %.1f + R × arrival time)",
+				i, s.Received, burst, s.TxSeconds*1e3, lo, hi, limit, float64(bucket)/(frame-4))
 		}
+		t.Logf("burst %d: received %d, model %.1f … %.1f (stamps over %.2f ms)", i, s.Received, lo, hi, s.TxSeconds*1e3)
 	}
 }
 

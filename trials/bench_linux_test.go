@@ -20,7 +20,7 @@ import (
 
 // The tests in this file are benchmarks against peer tools on the lab; they
 // run only with RFC2544_BENCH=1 (internal/bench/bench.sh sets it) and under
-// the team's traffic lock.
+// the lab lock (/tmp/rfc2544-lab.lock).
 func benchOnly(t *testing.T) {
 	t.Helper()
 	if os.Getenv("RFC2544_BENCH") != "1" {

@@ -62,8 +62,13 @@
 // sendto per batch (Config.Batch, 256 by default). A frame counts as sent
 // only when the kernel has released its ring slot as sent; frames the kernel
 // rejects are counted failed, never sent, and make the trial tester-limited.
-// Pacing is the pure Pacer; a sender that falls behind sends the backlog at
-// once and StreamResult.MaxLagNs records by how much it fell behind.
+// Pacing is the pure Pacer; a sender that falls behind by more than 0.5 ms
+// (its host did not schedule it) spreads the backlog over the rest of the
+// trial at most 5 % faster than the intended rate instead of sending it back
+// to back, so a stall of the tester does not become a burst that overflows
+// a small DUT queue. StreamResult.MaxLagNs records how far it fell behind,
+// CatchUpOverspeed the peak overspeed and CatchUpBurstFrames what the spread
+// could not absorb by the end.
 //
 // Timestamps. The transmit time in the signature is CLOCK_REALTIME read once
 // per batch, just before the batch is written into the ring (and again after

@@ -13,6 +13,14 @@ import (
 // Frame n (counting from 0) is due at SendTime(n): n/RateFPS before Change.At,
 // and Change.At + k/Change.RateFPS for the k-th frame due at or after it.
 // A zero RateFPS means "as fast as possible": every frame is due at once.
+//
+// Catch-up. A sender that falls behind by more than CatchUpAfter (its host
+// did not schedule it for a while) does not send the backlog back to back:
+// Step spreads it over the rest of the schedule, sending 1+o frames per
+// scheduled frame, with o the smallest overspeed that catches up by the last
+// frame, at most MaxOverspeed. Whatever that cannot absorb is due at the
+// last frame's time. The average rate over the trial is unchanged; the DUT
+// sees at most (1+MaxOverspeed) × the rate for a while instead of a burst.
 type Pacer struct {
 	// RateFPS is the intended rate in frames per second; zero means
 	// unlimited (back-to-back).
@@ -23,12 +31,39 @@ type Pacer struct {
 	Change *RateChange
 	// MaxBatch caps the frames returned by one Pace call; zero means 64.
 	MaxBatch int
+	// MaxOverspeed bounds the catch-up rate after a stall, as a fraction
+	// above the scheduled rate (0.05: at most 5 % faster); zero means no
+	// spreading: a sender that fell behind gets its whole backlog at once.
+	MaxOverspeed float64
+	// CatchUpAfter is how far behind schedule the sender may fall before
+	// its backlog is spread rather than sent at once (smaller lags are the
+	// ordinary wake-up error of a sleeping thread).
+	CatchUpAfter time.Duration
+}
+
+// Catch-up defaults of NewDurationPacer: a stall of 10 ms in a 1 s trial is
+// absorbed within 200 ms at worst, and wake-up errors under 0.5 ms (a few
+// frames at the rates a small DUT queue holds) go out at once.
+const (
+	DefaultMaxOverspeed = 0.05
+	DefaultCatchUpAfter = 500 * time.Microsecond
+)
+
+// CatchUp is a sender's catch-up after a stall, the state Step threads
+// through the transmit loop; the zero value means on schedule.
+type CatchUp struct {
+	// Sent and Due are the frames sent and due when the catch-up began.
+	Sent, Due uint64
+	// Overspeed is o: 1+o frames are allowed per scheduled frame from Due
+	// on. Zero means no catch-up is under way.
+	Overspeed float64
 }
 
 // NewDurationPacer returns a pacer for a timed trial: every frame whose send
 // time falls before d is planned, so Total is ⌈d·rate⌉ (per rate segment).
 func NewDurationPacer(rateFPS float64, d time.Duration, change *RateChange, maxBatch int) Pacer {
-	p := Pacer{RateFPS: rateFPS, Change: change, MaxBatch: maxBatch}
+	p := Pacer{RateFPS: rateFPS, Change: change, MaxBatch: maxBatch,
+		MaxOverspeed: DefaultMaxOverspeed, CatchUpAfter: DefaultCatchUpAfter}
 	if rateFPS <= 0 {
 		return p
 	}
@@ -86,31 +121,91 @@ func (p Pacer) due(elapsed time.Duration) uint64 {
 // Pace returns how many frames to send now (n > 0, wait zero), or how long to
 // wait before the next frame is due (n zero). When Total frames have been
 // sent it returns (0, 0): the caller is done. A sender that fell behind gets
-// the whole backlog, up to MaxBatch frames per call.
+// the whole backlog, up to MaxBatch frames per call (Pace ignores
+// MaxOverspeed; Step spreads the backlog).
 func (p Pacer) Pace(elapsed time.Duration, sent uint64) (wait time.Duration, n int) {
+	p.MaxOverspeed = 0
+	wait, n, _ = p.Step(elapsed, sent, CatchUp{})
+	return wait, n
+}
+
+// Step is Pace with the catch-up rule (see Pacer): c is the state the
+// previous call returned (zero at the start), next the state to pass to the
+// following call. It is pure and does not allocate.
+func (p Pacer) Step(elapsed time.Duration, sent uint64, c CatchUp) (wait time.Duration, n int, next CatchUp) {
 	if p.Total > 0 && sent >= p.Total {
-		return 0, 0
+		return 0, 0, CatchUp{}
 	}
 	batch := uint64(p.MaxBatch)
 	if batch == 0 {
 		batch = 64
 	}
-	due := uint64(math.MaxUint64)
-	if p.RateFPS > 0 {
-		due = p.due(elapsed)
+	if p.RateFPS <= 0 {
+		due := uint64(math.MaxUint64)
+		if p.Total > 0 {
+			due = p.Total
+		}
+		return 0, int(min(due-sent, batch)), CatchUp{}
 	}
+	due := p.due(elapsed)
 	if p.Total > 0 {
 		due = min(due, p.Total)
 	}
-	if due > sent {
-		return 0, int(min(due-sent, batch))
+	end := p.Total > 0 && due >= p.Total // the last frame is due: nothing left to spread over
+	if p.MaxOverspeed <= 0 || end {
+		c = CatchUp{}
 	}
-	wait = p.SendTime(sent) - elapsed
+	allowed := due
+	if c.Overspeed > 0 {
+		if line := c.allowed(due); line < due {
+			allowed = line
+		} else {
+			c = CatchUp{} // caught up
+		}
+	}
+	if p.MaxOverspeed > 0 && !end && allowed > sent+1 && elapsed-p.allowedAt(sent, c) > p.CatchUpAfter {
+		// Fell behind (again): spread the backlog over the frames still to
+		// be scheduled.
+		o := p.MaxOverspeed
+		if p.Total > due {
+			o = min(o, float64(due-sent)/float64(p.Total-due))
+		}
+		c = CatchUp{Sent: sent, Due: due, Overspeed: o}
+		allowed = sent
+	}
+	if allowed > sent {
+		return 0, int(min(allowed-sent, batch)), c
+	}
+	wait = p.allowedAt(sent, c) - elapsed
 	if wait <= 0 {
 		// Rounding at a segment edge: the frame is due now.
-		return 0, 1
+		return 0, 1, c
 	}
-	return wait, 0
+	return wait, 0, c
+}
+
+// allowed is how many frames the catch-up c allows once due frames are due:
+// c.Sent + ⌊(due − c.Due)·(1+o)⌋.
+func (c CatchUp) allowed(due uint64) uint64 {
+	if due <= c.Due {
+		return c.Sent
+	}
+	return c.Sent + uint64(math.Floor(float64(due-c.Due)*(1+c.Overspeed)+1e-9))
+}
+
+// allowedAt is when frame n may go out: its send time, or during a catch-up
+// the send time of the scheduled frame that allows it (and the last frame's
+// time at the latest).
+func (p Pacer) allowedAt(n uint64, c CatchUp) time.Duration {
+	if c.Overspeed <= 0 || n < c.Sent {
+		return p.SendTime(n)
+	}
+	// The least due with c.allowed(due) > n.
+	k := c.Due + uint64(math.Ceil(float64(n+1-c.Sent)/(1+c.Overspeed)-1e-9))
+	if p.Total > 0 {
+		k = min(k, p.Total)
+	}
+	return p.SendTime(max(k-1, n))
 }
 
 // Done reports whether every planned frame has been sent.

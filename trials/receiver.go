@@ -24,6 +24,10 @@ type streamState struct {
 	firstNs int64               // Unix ns of the first frame's stamp; 0 = none yet
 	lastNs  int64               // Unix ns of the last frame's stamp
 	maxLag  time.Duration       // furthest behind schedule a batch went out
+	catch   CatchUp             // the pacer's catch-up state (Pacer.Step)
+	// peakOverspeed and burst record the catch-up (StreamResult).
+	peakOverspeed float64
+	burst         uint64
 	// tagSeq is the sequence number of the latency-tagged frame, set by the
 	// transmitter before that frame is handed to the kernel.
 	tagSeq atomic.Uint64
@@ -187,6 +191,9 @@ func (s *streamState) result(intended float64) StreamResult {
 		TaggedLatencyNs: s.taggedNs,
 		LastLossNs:      -1,
 		MaxLagNs:        int64(s.maxLag),
+
+		CatchUpOverspeed:   s.peakOverspeed,
+		CatchUpBurstFrames: s.burst,
 	}
 	r.Lost = r.Sent - r.Received
 	if s.sent > 0 && s.lastNs > s.firstNs {

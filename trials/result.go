@@ -90,6 +90,16 @@ type StreamResult struct {
 	// load did not have. Beyond Config.MaxLag, a trial whose loss that
 	// burst could explain is tester-limited. Zero for unpaced bursts.
 	MaxLagNs int64 `json:"max_lag_ns,omitempty"`
+	// CatchUpOverspeed is the fastest the generator went to catch up after
+	// falling behind, as a fraction above IntendedFPS (0.05: 5 % faster),
+	// spread over the rest of the trial (trials.Pacer); zero when it never
+	// fell behind by more than Pacer.CatchUpAfter. The trial's average
+	// (OfferedFPS) is unchanged.
+	CatchUpOverspeed float64 `json:"catch_up_overspeed,omitempty"`
+	// CatchUpBurstFrames counts frames of a backlog the spread could not
+	// absorb by the end of the schedule: they went out back to back with
+	// the last one.
+	CatchUpBurstFrames uint64 `json:"catch_up_burst_frames,omitempty"`
 	// Latency summarizes every received frame's latency.
 	Latency LatencySummary `json:"latency"`
 	// TaggedLatencyNs is the latency of the tagged frame (Spec.TagAfter),

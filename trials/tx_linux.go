@@ -129,16 +129,25 @@ func (t *transmitter) run() error {
 // due is one transmit loop step of stream s at elapsed time el of the trial
 // (ns, the wall clock then in Unix ns): n frames are due now, or none and
 // wait is the time until the next one. ok is false once the pacer is done
-// (n and wait are then 0 and must be ignored). When n > 0 it records the
-// first send time, how far behind schedule the batch goes out, and the tag
-// point (Spec.TagAfter, tagAfter > 0). It does not allocate.
+// (n and wait are then 0 and must be ignored). A stall's backlog is spread
+// (Pacer.Step). When n > 0 it records the first send time, how far behind
+// schedule the batch goes out, the catch-up's peak overspeed and end burst,
+// and the tag point (Spec.TagAfter, tagAfter > 0). It does not allocate.
 func (s *streamState) due(el time.Duration, ns int64, tagAfter time.Duration) (n int, wait time.Duration, ok bool) {
 	if s.pacer.Done(s.queued) {
 		return 0, time.Duration(math.MaxInt64), false
 	}
-	wait, n = s.pacer.Pace(el, s.queued)
+	prev := s.catch
+	wait, n, s.catch = s.pacer.Step(el, s.queued, s.catch)
+	s.peakOverspeed = max(s.peakOverspeed, s.catch.Overspeed)
 	if n == 0 {
 		return 0, wait, true
+	}
+	if prev.Overspeed > 0 && s.catch.Overspeed == 0 && s.pacer.Total > 0 && s.pacer.due(el) >= s.pacer.Total &&
+		s.pacer.Total-s.queued > 2 {
+		// The schedule ended before the spread caught up (a spread that
+		// did leaves the last 1+o ≤ 2 frames).
+		s.burst = max(s.burst, s.pacer.Total-s.queued)
 	}
 	if s.firstNs == 0 {
 		s.firstNs = ns

@@ -2,8 +2,8 @@
 # udp.sh - the UDP transport measured against iperf3 and iperf2 in the same run.
 #
 # Runs `go test -run TestBenchUDPForward ./trials` (RFC2544_BENCH=1) twice,
-# each on its own throw-away lab, under the team's traffic lock:
-#   1. no RPS (as in /work/shared/bench/peers.sh): the DUT forwards in the
+# each on its own throw-away lab, under the lab lock ($RFC2544_LAB_LOCK):
+#   1. no RPS (as in peers.sh beside this script): the DUT forwards in the
 #      sender's softirq on CPU 0, receivers on CPU 1;
 #   2. the lab's default: the DUT's receive work steered to the last CPU.
 # Each run interleaves the full UDP engine (sendmmsg/UDP_SEGMENT generator
@@ -24,13 +24,17 @@ while (($#)); do
   shift
 done
 ((EUID == 0)) || { echo "udp.sh: needs root" >&2; exit 2; }
-for c in go flock iperf3 iperf; do command -v $c >/dev/null || { echo "udp.sh: $c not found (apt-get install -y iperf3 iperf)" >&2; exit 2; }; done
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=need.sh
+. "$HERE/need.sh"
+need flock:util-linux iperf3:iperf3 iperf:iperf
+command -v go >/dev/null || { echo "udp.sh: go not found" >&2; exit 2; }
+ROOT=$(cd "$HERE/../.." && pwd)
 cd "$ROOT"
 echo "# udp bench $(date -u +%FT%TZ) $(uname -r) $(nproc) CPUs; reps $REPS; frame $FRAME"
 for rps in 0 1; do
   echo "## lab $( ((rps)) && echo "default (RPS: DUT on the last CPU)" || echo "without RPS (DUT on the sender's CPU)")"
   RFC2544_BENCH=1 RFC2544_BENCH_RPS=$rps RFC2544_BENCH_REPS=$REPS RFC2544_BENCH_FRAME=$FRAME \
-    flock /tmp/rfc2544-traffic.lock go test -count=1 -timeout 10m -run 'TestBenchUDPForward$' -v ./trials |
+    flock "${RFC2544_LAB_LOCK:-/tmp/rfc2544-lab.lock}" go test -count=1 -timeout 10m -run 'TestBenchUDPForward$' -v ./trials |
     grep -E 'rep [0-9]+ |BENCH|FAIL|ok '
 done

@@ -577,6 +577,11 @@ func TestBusy(t *testing.T) {
 func TestIdleTimeout(t *testing.T) {
 	leakCheck(t)
 	a := startAgent(t, func(c *agent.Config) { c.IdleTimeout = 300 * time.Millisecond })
+	// The agent's idle clock starts inside the handshake: before Dial
+	// returns but after it began. So the session's end is at least 300 ms
+	// after dialing began (the lower bound), and about 300 ms after Dial
+	// returned (the upper bound, with room for a loaded box).
+	begin := time.Now()
 	c := dial(t, a.addr)
 	start := time.Now()
 	select {
@@ -589,8 +594,8 @@ func TestIdleTimeout(t *testing.T) {
 	if err := c.Err(); !errors.As(err, &re) || re.Code != agent.CodeTimeout || !strings.Contains(re.Message, "session idle for 300ms with no trial") {
 		t.Errorf("client error %v, want the agent's idle timeout", err)
 	}
-	if took < 300*time.Millisecond || took > 2*time.Second {
-		t.Errorf("session ended after %v, want about 300ms", took)
+	if since := time.Since(begin); since < 300*time.Millisecond || took > 2*time.Second {
+		t.Errorf("session ended %v after dialing began, %v after the handshake; want ≥ 300ms and ≤ 2s", since, took)
 	}
 	a.waitLog(t, `reason="session idle for 300ms with no trial: the agent ended it"`)
 }
@@ -605,6 +610,13 @@ func TestNoKeepalive(t *testing.T) {
 	})
 	nc := rawConn(t, a.addr)
 	p := agent.NewRawPeer(nc, agent.Version)
+	// The agent's peer clock starts when it reads the controller's last
+	// handshake message: after begin, before rawHandshake returns. Its
+	// hang-up is ≥ 400 ms after begin (exact: the agent may not hang up
+	// early) and about 400 ms after start (upper bound with room for a
+	// loaded box). It was asserted ≥ 400 ms after start, a clock point after
+	// the agent's, and failed at 398.45 ms on a 2-CPU box.
+	begin := time.Now()
 	rawHandshake(t, p)
 	start := time.Now()
 	// Read the agent's keepalives until it hangs up.
@@ -616,8 +628,8 @@ func TestNoKeepalive(t *testing.T) {
 			break
 		}
 	}
-	if took := time.Since(start); took < 400*time.Millisecond || took > 1500*time.Millisecond {
-		t.Errorf("agent hung up after %v, want about its 400ms peer timeout", took)
+	if since, took := time.Since(begin), time.Since(start); since < 400*time.Millisecond || took > 1500*time.Millisecond {
+		t.Errorf("agent hung up %v after the handshake began, %v after it ended; want ≥ 400ms and ≤ 1.5s (its 400ms peer timeout)", since, took)
 	}
 	a.waitLog(t, `reason="controller lost: no message for 400ms (keepalives missed)"`)
 }

@@ -358,6 +358,8 @@ func (t *Tester) run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 			for _, r := range remote.Streams {
 				if r.ID == s.ID {
 					out.Streams[i].MaxLagNs = r.MaxLagNs
+					out.Streams[i].CatchUpOverspeed = r.CatchUpOverspeed
+					out.Streams[i].CatchUpBurstFrames = r.CatchUpBurstFrames
 				}
 			}
 		}

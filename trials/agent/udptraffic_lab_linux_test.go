@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -55,10 +54,15 @@ func labTester(t *testing.T, st *lab.State, c *agent.Client, reverse bool) *agen
 	return tr
 }
 
-// TestAgentMatchesLocalShaped: through a lab DUT shaped to 50 Mbit/s each
-// way, rfc2544's throughput search via the agent (controller in namespace
-// A, agent in namespace B) finds the same rate as the local two-port UDP
-// run, within 2 %: forward, reverse and bidirectional.
+// TestAgentMatchesLocalShaped: through a lab DUT shaped to R = 50 Mbit/s
+// each way, rfc2544's throughput search via the agent (controller in
+// namespace A, agent in namespace B) and the local two-port UDP run both find
+// the shaper's rate, −3 % … +1 % of R/(8·508 B) per direction, not
+// tester-limited: forward, reverse and bidirectional. Each search runs once:
+// a trial spoiled by a stall of this host is run again by the search itself
+// (Plan.Trial.Retries, transient limits only); a search that still ends
+// tester-limited fails. R is 52 % of the 100 Mbit/s nominal line, so the
+// resolution of 0.25 points is 0.5 % of R.
 func TestAgentMatchesLocalShaped(t *testing.T) {
 	const rateBps, size = 50e6, 512
 	sh := lab.Shaping{RateBps: rateBps, BurstBytes: 3100, LimitPackets: 50}
@@ -74,42 +78,33 @@ func TestAgentMatchesLocalShaped(t *testing.T) {
 	}
 	defer local.Close()
 	c := labAgent(t, st)
-	want := rateBps / (float64(size-4) * 8)
-	search := func(name string, tester rfc2544.Tester, bidir bool) float64 {
+	r1 := rateBps / (float64(size-4) * 8) // the shaper's rate, each way
+	search := func(t *testing.T, name string, tester rfc2544.Tester, bidir bool) float64 {
 		r := &rfc2544.Runner{Tester: tester, Plan: rfc2544.Plan{
 			Profile: rfc2544.ProfileQuick, Tests: []rfc2544.Test{rfc2544.TestThroughput}, FrameSizes: []int{size},
 			LinkBps: 100e6, NoProbe: true, Bidirectional: bidir,
 			Trial:      rfc2544.TrialConfig{Duration: rfc2544.Duration(time.Second), Settle: rfc2544.Duration(200 * time.Millisecond)},
 			Throughput: rfc2544.ThroughputConfig{ResolutionPercent: 0.25, InitialPercent: 60, MinPercent: 40, MaxPercent: 60, StartPercent: 40},
 		}}
-		// A search that ends tester-limited measured the tester, not the
-		// DUT (a generator descheduled for a few ms on the 2 shared CPUs
-		// is flagged so, by design): it is no figure to compare, so it is
-		// run again, at most twice, and logged.
-		var res rfc2544.ThroughputResult
-		for attempt := 1; ; attempt++ {
-			var err error
-			res, err = r.Throughput(ctx, size)
-			if err != nil {
-				t.Fatalf("%s throughput: %v", name, err)
-			}
-			if !res.TesterLimited || attempt == 3 {
-				break
-			}
-			t.Logf("%s: search %d ended tester-limited (%s); searching again", name, attempt, res.TesterLimitReason)
-		}
-		if res.TesterLimited {
-			t.Errorf("%s: every search ended tester-limited: %s", name, res.TesterLimitReason)
+		res, err := r.Throughput(ctx, size)
+		if err != nil {
+			t.Fatalf("%s throughput: %v", name, err)
 		}
 		for _, tr := range res.Trials {
 			t.Logf("%s trial %d: intended %.0f offered %.0f fps loss %.3f%% %v %s", name, tr.Step, tr.IntendedFPS, tr.OfferedFPS, tr.LossPercent, tr.Outcome, tr.TesterLimitReason)
 			for _, s := range tr.Result.Streams {
-				t.Logf("  stream %d %v: sent %d received %d lost %d max lag %v", s.ID, s.Direction, s.Sent, s.Received, s.Lost, time.Duration(s.MaxLagNs))
+				t.Logf("  stream %d %v: sent %d received %d lost %d max lag %v, catch-up +%.2f%% burst %d", s.ID, s.Direction, s.Sent, s.Received, s.Lost,
+					time.Duration(s.MaxLagNs), 100*s.CatchUpOverspeed, s.CatchUpBurstFrames)
 			}
 		}
+		want := r1
+		if bidir {
+			want = 2 * r1 // the two directions' sum
+		}
 		t.Logf("%s: throughput %.0f fps = %.2f%% of R (%.0f fps)", name, res.FPS, 100*res.FPS/want, want)
-		if !res.Found {
-			t.Errorf("%s: no throughput found", name)
+		if !res.Found || res.TesterLimited || res.FPS < 0.97*want || res.FPS > 1.01*want {
+			t.Errorf("%s: throughput %.0f fps (found %v, tester-limited %v %s), want %.0f … %.0f fps (−3 %% … +1 %% of R)",
+				name, res.FPS, res.Found, res.TesterLimited, res.TesterLimitReason, 0.97*want, 1.01*want)
 		}
 		return res.FPS
 	}
@@ -124,19 +119,11 @@ func TestAgentMatchesLocalShaped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			// The reference for reverse is the local forward run: the
-			// lab is shaped alike both ways.
-			ref := search("local "+map[bool]string{false: tt.name, true: "forward"}[tt.reverse], local, tt.bidir)
-			got := search("agent "+tt.name, labTester(t, st, c, tt.reverse), tt.bidir)
-			// Bidirectional searches on the 2-core machine are noisy on
-			// either tester (a generator descheduled near the shaped
-			// rate): measured local runs from 190 % to 200 % of R.
-			tol := map[bool]float64{false: 0.02, true: 0.05}[tt.bidir]
-			if d := math.Abs(got-ref) / ref; d > tol {
-				t.Errorf("agent %.0f fps vs local %.0f fps: %.2f%% apart, want within %.0f%%", got, ref, 100*d, 100*tol)
-			} else {
-				t.Logf("agent %.0f fps vs local %.0f fps: %.2f%% apart", got, ref, 100*d)
-			}
+			// The local reference for reverse is the forward run: the lab
+			// is shaped alike both ways.
+			ref := search(t, "local "+map[bool]string{false: tt.name, true: "forward"}[tt.reverse], local, tt.bidir)
+			got := search(t, "agent "+tt.name, labTester(t, st, c, tt.reverse), tt.bidir)
+			t.Logf("agent %.0f fps vs local %.0f fps: %.2f%% apart", got, ref, 100*(got-ref)/ref)
 		})
 	}
 }

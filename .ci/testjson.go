@@ -1,0 +1,125 @@
+//go:build ignore
+
+// testjson reads `go test -json` on stdin, prints the usual (non-verbose)
+// test output, a failing test's log and the package lines, and fails when a test was skipped for lack of root or of a kernel feature the
+// lab needs: CI that skips its lab tests has not tested the engine, and must
+// not pass. Run from .ci/run:
+//
+//	go test -json ... | go run .ci/testjson.go
+//
+// RFC2544_CI_ALLOW_SKIP=1 reports such skips without failing (a machine
+// known to lack root; never in CI).
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Output  string
+}
+
+// labSkip matches the skip reasons of tests that need root or a kernel
+// feature (labtest, needRoot, raw sockets, namespaces).
+var labSkip = regexp.MustCompile(`(?i)\b(root|namespaces?|netns|privilege[sd]?|permission|CAP_NET_\w+|raw sockets?|kernel|not supported|tbf|nftables)\b`)
+
+func main() {
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	type key struct{ pkg, test string }
+	lines := map[key][]string{}
+	var bad, other []string
+	skips := 0
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			// Not an event (e.g. a build error printed as text): pass it on.
+			fmt.Fprintln(out, sc.Text())
+			continue
+		}
+		k := key{e.Package, e.Test}
+		switch e.Action {
+		case "output":
+			if e.Test == "" {
+				if e.Output != "PASS\n" {
+					fmt.Fprint(out, e.Output) // package lines: ok, FAIL, panics
+				}
+				break
+			}
+			lines[k] = append(lines[k], e.Output)
+		case "skip":
+			if e.Test == "" {
+				break // a package without tests
+			}
+			skips++
+			reason := skipReason(lines[k])
+			name := fmt.Sprintf("%s %s: %s", e.Package, e.Test, reason)
+			if labSkip.MatchString(reason) {
+				bad = append(bad, name)
+			} else {
+				other = append(other, name)
+			}
+			delete(lines, k)
+		case "fail":
+			for _, l := range lines[k] {
+				if !strings.HasPrefix(l, "=== ") {
+					fmt.Fprint(out, l)
+				}
+			}
+			delete(lines, k)
+		case "pass":
+			delete(lines, k)
+		}
+		out.Flush()
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintf(out, "testjson: read go test -json: %v\n", err)
+		out.Flush()
+		os.Exit(1)
+	}
+	sort.Strings(other)
+	sort.Strings(bad)
+	fmt.Fprintf(out, "\ntestjson: %d tests skipped, %d of them for lack of root or a kernel feature\n", skips, len(bad))
+	for _, s := range other {
+		fmt.Fprintf(out, "  skipped (allowed): %s\n", s)
+	}
+	for _, s := range bad {
+		fmt.Fprintf(out, "  SKIPPED LAB TEST: %s\n", s)
+	}
+	if len(bad) > 0 {
+		if os.Getenv("RFC2544_CI_ALLOW_SKIP") == "1" {
+			fmt.Fprintln(out, "testjson: RFC2544_CI_ALLOW_SKIP=1: not failing; these tests did not run")
+			return
+		}
+		fmt.Fprintln(out, "testjson: FAIL: lab tests were skipped; run CI as root on a kernel with network namespaces, veth, tbf and nftables")
+		out.Flush()
+		os.Exit(1)
+	}
+}
+
+// skipReason is the test's last logged line before its skip, without the
+// file:line prefix.
+func skipReason(out []string) string {
+	for i := len(out) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(out[i])
+		if l == "" || strings.HasPrefix(l, "---") || strings.HasPrefix(l, "===") {
+			continue
+		}
+		if j := strings.Index(l, ": "); j > 0 && strings.Contains(l[:j], ".go:") {
+			l = l[j+2:]
+		}
+		return l
+	}
+	return "(no reason logged)"
+}

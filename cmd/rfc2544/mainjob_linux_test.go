@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"io"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/rfc2544/rfc2544/reports"
+)
+
+// TestMainJobShaped runs the README's main job (`run --lab`: the quick
+// profile, every default test over the seven RFC 2544 sizes) on a temporary
+// lab whose DUT is shaped to R = 100 Mbit/s with the lab's DEFAULT queue
+// (1000 packets) and bucket (10 ms at R = 125,000 bytes), and checks every
+// test's figures against the shaper. --line-rate 200mbit keeps every load
+// the job offers under the tester's ceiling (at 64 B the line is 298 kfps,
+// this host's tester makes ~720 kfps) and puts R at 50–70 % of the line, so
+// frame loss has points on both sides of R. It needs the search of issue 12
+// (helpers mlr and trend): on the default queue the search of ce6ef8b
+// reports ~+19 % at large sizes (a 1 s trial fills the queue and passes).
+//
+// tbf counts F−4 bytes per frame, so R is R/(8·(F−4)) fps. Checked:
+//   - exit code 0 (nothing tester-limited, no error), no namespace left;
+//   - throughput: found, not tester-limited, within −2 % … +1 % of R (the
+//     quick profile's accuracy goal, issue 12);
+//   - latency at that rate: mean under 1 ms + 10 % of the time the full
+//     default queue takes to drain (1000 frames at R: 4.8 ms at 64 B,
+//     121 ms at 1518 B): a rate the DUT sustains keeps no standing queue;
+//   - frame loss: 0 at loads ≤ 98 % of R; above 102 % of R the shaper's
+//     loss 1 − R/offered, less what the queue and bucket absorb in the
+//     trial, ± 1 point;
+//   - back-to-back at the line rate: the DUT passes a burst of N frames
+//     while N − (bucket frames + R·N/line) fits in its queue, so
+//     N* = (1000 + 125000/(F−4)) / (1 − R/line); the reported average
+//     within ±5 % of N* (the search's 1 % step, the bucket's refill while
+//     the first frames cross the DUT), or the quick profile's 100 ms cap
+//     where N* is beyond it. Measured on the 2-CPU lab host: 2605 at 512 B
+//     (model 2616), 2244–2319 at 1024 B (2299), the cap at 1280 and 1518 B.
+//   - it also shows the DUT back-pressuring the raw sender at 64–256 B (the
+//     veth charges queued frames to the sending socket): offered ≈ R, no
+//     loss, a full queue's latency, marked tester-limited; helper fw's
+//     back-pressure verdict (Result.FlowControlled) is what should call it
+//     so.
+func TestMainJobShaped(t *testing.T) {
+	needRoot(t)
+	const (
+		rateBps = 100e6
+		lineBps = 200e6
+		queue   = 1000   // lab default, packets
+		bucket  = 125000 // lab default: 10 ms at R, bytes
+	)
+	out := filepath.Join(t.TempDir(), "out")
+	_, stderr, err := runCLI(t, context.Background(), "run", "--lab", "--rate", "100mbit", "--line-rate", "200mbit", "--out", out)
+	defer labGone(t, tempLabName())
+	if err != nil {
+		t.Fatalf("run: %v (exit %d)\nstderr:\n%s", err, exitCode(err, io.Discard), stderr)
+	}
+	res, err := reports.ReadResultsFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rFPS := func(f int) float64 { return rateBps / (8 * float64(f-4)) }
+	lineFPS := func(f int) float64 { return lineBps / (8 * float64(f+20)) }
+	if len(res.Throughput) != 7 {
+		t.Errorf("%d throughput results, want the 7 RFC 2544 sizes", len(res.Throughput))
+	}
+	for _, tp := range res.Throughput {
+		r := rFPS(tp.FrameSize)
+		t.Logf("%d B: throughput %.0f fps = %.2f%% of R (%.0f fps)", tp.FrameSize, tp.FPS, 100*tp.FPS/r, r)
+		if !tp.Found || tp.TesterLimited || tp.FPS < 0.98*r || tp.FPS > 1.01*r {
+			t.Errorf("%d B: throughput %.0f fps (found %v, tester-limited %v %s), want %.0f … %.0f fps (−2 %% … +1 %% of R)",
+				tp.FrameSize, tp.FPS, tp.Found, tp.TesterLimited, tp.Reason, 0.98*r, 1.01*r)
+		}
+	}
+	if len(res.Latency) != 7 {
+		t.Errorf("%d latency results, want 7", len(res.Latency))
+	}
+	for _, l := range res.Latency {
+		r := rFPS(l.FrameSize)
+		drain := queue / r * 1e9 // ns
+		limit := 1e6 + 0.1*drain
+		t.Logf("%d B: latency at %.0f fps: min %d mean %.0f max %d ns", l.FrameSize, l.RateFPS, l.Summary.MinNs, l.Summary.MeanNs, l.Summary.MaxNs)
+		if l.Skipped != "" || l.Summary.Count == 0 || l.Summary.MinNs <= 0 || l.Summary.MeanNs > limit {
+			t.Errorf("%d B: latency skipped %q, count %d, min %d ns, mean %.0f ns; want measured, mean under %.0f ns (no standing queue)",
+				l.FrameSize, l.Skipped, l.Summary.Count, l.Summary.MinNs, l.Summary.MeanNs, limit)
+		}
+	}
+	if len(res.FrameLoss) != 7 {
+		t.Errorf("%d frame loss results, want 7", len(res.FrameLoss))
+	}
+	for _, fl := range res.FrameLoss {
+		r := rFPS(fl.FrameSize)
+		if fl.Skipped != "" || len(fl.Points) == 0 {
+			t.Errorf("%d B: frame loss skipped %q with %d points", fl.FrameSize, fl.Skipped, len(fl.Points))
+		}
+		for _, p := range fl.Points {
+			t.Logf("%d B: frame loss at %.0f fps (%.0f%% of R): %.2f%%", fl.FrameSize, p.OfferedFPS, 100*p.OfferedFPS/r, p.LossPercent)
+			if p.TesterLimited {
+				t.Errorf("%d B: frame loss at %.0f fps is tester-limited", fl.FrameSize, p.OfferedFPS)
+				continue
+			}
+			switch {
+			case p.OfferedFPS <= 0.98*r:
+				if p.LossPercent != 0 {
+					t.Errorf("%d B: loss %.3f%% at %.0f fps (%.0f%% of R), want 0", fl.FrameSize, p.LossPercent, p.OfferedFPS, 100*p.OfferedFPS/r)
+				}
+			case p.OfferedFPS >= 1.02*r && p.Sent > 0:
+				ideal := 100 * (1 - r/p.OfferedFPS)
+				absorb := 100 * (queue + bucket/float64(fl.FrameSize-4)) / float64(p.Sent)
+				if p.LossPercent < ideal-absorb-1 || p.LossPercent > ideal+1 {
+					t.Errorf("%d B: loss %.2f%% at %.0f fps, want %.2f%% (1 − R/offered) less up to %.2f for queue and bucket, ±1",
+						fl.FrameSize, p.LossPercent, p.OfferedFPS, ideal, absorb)
+				}
+			}
+		}
+	}
+	if len(res.BackToBack) != 7 {
+		t.Errorf("%d back-to-back results, want 7", len(res.BackToBack))
+	}
+	for _, b := range res.BackToBack {
+		r, line := rFPS(b.FrameSize), lineFPS(b.FrameSize)
+		want := (queue + bucket/float64(b.FrameSize-4)) / (1 - r/line)
+		t.Logf("%d B: back-to-back avg %.0f frames at %.0f fps (cap %d), model %.0f", b.FrameSize, b.AvgFrames, b.RateFPS, b.CapFrames, want)
+		if b.Skipped != "" || b.TesterLimited {
+			t.Errorf("%d B: back-to-back skipped %q, tester-limited %v; want measured", b.FrameSize, b.Skipped, b.TesterLimited)
+			continue
+		}
+		if want >= float64(b.CapFrames) {
+			// The quick profile's 100 ms cap is shorter than what the DUT
+			// holds (1280 and 1518 B here): the burst must reach the cap.
+			if !b.AtCap || b.AvgFrames != float64(b.CapFrames) {
+				t.Errorf("%d B: back-to-back avg %.0f frames (at cap %v), want the cap %d (the model's %.0f is beyond it)",
+					b.FrameSize, b.AvgFrames, b.AtCap, b.CapFrames, want)
+			}
+		} else if b.AtCap || math.Abs(b.AvgFrames-want) > 0.05*want {
+			t.Errorf("%d B: back-to-back avg %.0f frames (at cap %v), want %.0f ± 5 %% (queue %d + bucket %.0f frames, over 1 − R/line)",
+				b.FrameSize, b.AvgFrames, b.AtCap, want, queue, bucket/float64(b.FrameSize-4))
+		}
+	}
+}

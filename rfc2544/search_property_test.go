@@ -1,0 +1,75 @@
+package rfc2544
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestSearchProperty: on thousands of simulated DUTs (capacity drawn at test
+// time, a bufferless drop-tail DUT without noise, the seven RFC 2544 sizes),
+// every search finds the DUT's forwarding rate: found, never above it, and
+// at most its accuracy below it (binary: the resolution; step: one step;
+// combo: the resolution), all in points of the line rate. The seed is
+// logged; RFC2544_SEED=N replays a failure. (MLRsearch, issue 12, joins the
+// list with its own accuracy, a relative width.)
+func TestSearchProperty(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("RFC2544_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("RFC2544_SEED=%q: want a decimal seed, as logged by a previous run", s)
+		}
+		seed = v
+	}
+	t.Logf("seed %d (replay: RFC2544_SEED=%d go test -run TestSearchProperty ./rfc2544)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 2544))
+	const line = 1e9
+	searches := []Search{SearchBinary, SearchStep, SearchCombo}
+	cases := 3000
+	if testing.Short() {
+		cases = 300
+	}
+	failures := 0
+	for i := range cases {
+		search := searches[i%len(searches)]
+		size := DefaultFrameSizes[rng.IntN(len(DefaultFrameSizes))]
+		// Step and combo start at 10 % and step up: capacities from 15 %.
+		frac := 0.15 + rng.Float64()*0.83
+		if search == SearchBinary {
+			frac = 0.02 + rng.Float64()*0.96
+		}
+		dut := &SimDUT{LinkBps: line, CapacityBps: frac * line, Seed: rng.Uint64()}
+		plan, err := DefaultPlan(ProfileQuick)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan.Tests, plan.FrameSizes, plan.LinkBps, plan.NoProbe = []Test{TestThroughput}, []int{size}, line, true
+		plan.Throughput.Search = search
+		r := &Runner{Tester: dut, Plan: plan, Sleep: func(context.Context, time.Duration) error { return nil }}
+		res, err := r.Throughput(context.Background(), size)
+		if err != nil {
+			t.Fatalf("case %d (%s, %d B, capacity %.4f of line): %v", i, search, size, frac, err)
+		}
+		c := dut.ForwardingFPS(size)
+		lineFPS := line / (8 * float64(size+20))
+		acc := plan.Throughput.ResolutionPercent
+		if search == SearchStep {
+			acc = plan.Throughput.StepPercent
+		}
+		lo := c - acc/100*lineFPS
+		if !res.Found || res.TesterLimited || res.FPS > c*(1+1e-9) || res.FPS < lo*(1-1e-9) {
+			failures++
+			if failures <= 10 {
+				t.Errorf("case %d: %s search, %d B, DUT forwards %.0f fps (%.2f%% of line): throughput %.0f fps (found %v, tester-limited %v, %s), want %.0f … %.0f (%g points of line below)",
+					i, search, size, c, 100*c/lineFPS, res.FPS, res.Found, res.TesterLimited, res.Reason, lo, c, acc)
+			}
+		}
+	}
+	if failures > 0 {
+		t.Errorf("%d of %d cases failed (seed %d)", failures, cases, seed)
+	}
+}

@@ -1,0 +1,99 @@
+//go:build linux
+
+package trials_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/lab/labtest"
+	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/trials"
+)
+
+// TestSearchAccuracyDefaultQueue is the acceptance test of issue 12's
+// accuracy goal (issue 18, item 1): the throughput SEARCH of the quick
+// profile, on the lab's DEFAULT shaping (a 1000-packet queue and a 10 ms
+// token bucket, as a user gets with `rfc2544 lab up --rate R`), must find
+// the tbf rate R/(8·(F−4)) fps within −2 % … +1 %, not tester-limited.
+//
+// EXPECTED TO FAIL until issue 12 lands (helpers mlr and trend): on
+// ce6ef8b a 1 s trial fills the default queue and passes ~19 % above R at
+// large sizes, and at low rates the resolution (points of the nominal
+// 1 Gbit/s line) is coarser than the window.
+//
+// Two draws per run, each on its own lab: R uniform in 10–500 Mbit/s (below
+// 500 kfps at the size drawn, under the tester's ~720 kfps ceiling) and F
+// one of the seven RFC 2544 sizes, 64 B included (where a 4-byte accounting
+// error is 6 %). The seed is logged; RFC2544_SEED=N replays a failure.
+func TestSearchAccuracyDefaultQueue(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("RFC2544_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("RFC2544_SEED=%q: want a decimal seed, as logged by a previous run", s)
+		}
+		seed = v
+	}
+	t.Logf("seed %d (replay: RFC2544_SEED=%d go test -run TestSearchAccuracyDefaultQueue ./trials)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 0x2544))
+	for i := range 2 {
+		f := rfc2544.DefaultFrameSizes[rng.IntN(len(rfc2544.DefaultFrameSizes))]
+		maxBps := min(500e6, 500e3*8*float64(f-4))
+		rateBps := uint64(10e6+rng.Float64()*(maxBps-10e6)) / 1000 * 1000
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			searchDefaultQueue(t, f, rateBps)
+		})
+	}
+}
+
+func searchDefaultQueue(t *testing.T, f int, rateBps uint64) {
+	want := float64(rateBps) / (8 * float64(f-4))
+	t.Logf("%d B through a DUT shaped to %d bit/s (lab defaults: 1000-packet queue, 10 ms bucket): R = %.0f fps", f, rateBps, want)
+	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: rateBps}})
+	pc := func(p lab.Port) trials.PortConfig {
+		return trials.PortConfig{Namespace: p.Namespace, Interface: p.Interface, Addr: p.IPv4, Gateway: p.GatewayV4}
+	}
+	cfg := trials.Config{A: pc(st.A), B: pc(st.B)}
+	// As the CLI does: the sending thread off the DUT's CPUs.
+	for c := range runtime.NumCPU() {
+		if len(st.DUTCPUs) > 0 && !slices.Contains(st.DUTCPUs, c) {
+			cfg.TxCPU = c + 1
+			break
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	e, err := trials.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	plan, err := rfc2544.DefaultPlan(rfc2544.ProfileQuick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.Tests, plan.FrameSizes, plan.LinkBps, plan.NoProbe = []rfc2544.Test{rfc2544.TestThroughput}, []int{f}, 1e9, true
+	r := &rfc2544.Runner{Tester: e, Plan: plan}
+	res, err := r.Throughput(ctx, f)
+	if err != nil {
+		t.Fatalf("throughput %d B: %v", f, err)
+	}
+	for _, tr := range res.Trials {
+		t.Logf("trial %d: intended %.0f offered %.0f fps (%.2f%% of R), loss %.3f%%, %v %s", tr.Step, tr.IntendedFPS, tr.OfferedFPS,
+			100*tr.OfferedFPS/want, tr.LossPercent, tr.Outcome, tr.TesterLimitReason)
+	}
+	t.Logf("%d B: throughput %.0f fps = %.2f%% of R (%.0f fps), found %v, tester-limited %v %s", f, res.FPS, 100*res.FPS/want, want,
+		res.Found, res.TesterLimited, res.TesterLimitReason)
+	if !res.Found || res.TesterLimited || res.FPS < 0.98*want || res.FPS > 1.01*want {
+		t.Errorf("%d B at R = %d bit/s: throughput %.0f fps (%.2f%% of R; found %v, tester-limited %v), want %.0f … %.0f fps (−2 %% … +1 %% of R)",
+			f, rateBps, res.FPS, 100*res.FPS/want, res.Found, res.TesterLimited, 0.98*want, 1.01*want)
+	}
+}
