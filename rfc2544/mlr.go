@@ -168,15 +168,17 @@ func cmpFloat(a, b float64) int {
 
 // mlr is the state of one MLRsearch.
 type mlr struct {
-	s       *search
-	goals   []Goal
-	chains  [][]*mlrTarget
-	at      []int // current target per goal
-	loads   []*mlrLoad
-	seq     int
-	maxLoad float64 // lowered below a tester limit
-	limited bool    // a tester limit lowered maxLoad
-	capped  bool
+	s        *search
+	goals    []Goal
+	chains   [][]*mlrTarget
+	at       []int // current target per goal
+	loads    []*mlrLoad
+	seq      int
+	maxLoad  float64 // lowered below a tester limit
+	limited  bool    // a tester limit lowered maxLoad
+	limitRun int     // tester-limited trials in a row
+	ceil     float64 // the lowest load the tester could not carry
+	capped   bool
 }
 
 func (m *mlr) min() float64 { return m.s.p.Throughput.MinPercent }
@@ -258,6 +260,11 @@ func (m *mlr) next(tg *mlrTarget, prev *mlrTarget) (st step, ok bool) {
 	switch {
 	case lb == nil && ub == nil:
 		st.load = hi
+		if m.limitRun > 0 {
+			// Below a tester limit, steps down that double until a
+			// load the tester can carry.
+			st.load = max(lo, m.ceil*max(0.5, 1-tg.width*math.Pow(2, float64(m.limitRun))))
+		}
 		if prev != nil {
 			if plb, pub, _ := m.bounds(prev); plb != nil {
 				st.load = plb.load
@@ -268,6 +275,9 @@ func (m *mlr) next(tg *mlrTarget, prev *mlrTarget) (st step, ok bool) {
 	case ub == nil:
 		if lb.load >= hi*(1-1e-9) {
 			return step{}, false // the maximum load is a lower bound
+		}
+		if m.limited && (hi-lb.load)/hi <= tg.width {
+			return step{}, false // within the width of what the tester can carry
 		}
 		from = lb.load
 		st = step{load: min(hi, lb.load*(1+tg.width*math.Pow(2, float64(tg.up)))), up: tg.up + 1}
@@ -411,9 +421,16 @@ func (m *mlr) measure(ctx context.Context, tg *mlrTarget, load float64) error {
 			// Nobody can be blamed for the loss, or the tester could not
 			// offer the load: a tester limit never ends the search; it
 			// goes on below the load the tester did carry.
+			// Limits in a row step down faster (the offered rate may
+			// be far above what the tester can carry).
 			w := tg.width
 			for _, gl := range m.goals {
 				w = min(w, gl.WidthPercent/100)
+			}
+			m.limitRun++
+			m.ceil = rec.OfferedPercent
+			if m.limited {
+				m.ceil = min(m.ceil, m.maxLoad)
 			}
 			m.maxLoad = min(m.maxLoad, max(m.min(), rec.OfferedPercent*(1-w)))
 			m.limited = true
@@ -424,6 +441,7 @@ func (m *mlr) measure(ctx context.Context, tg *mlrTarget, load float64) error {
 		// at that load.
 		at = rec.OfferedPercent
 	}
+	m.limitRun = 0
 	e := m.entry(at)
 	e.trials = append(e.trials, tr)
 	return nil
