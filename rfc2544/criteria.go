@@ -12,35 +12,66 @@ import (
 // not grow through it), and its latency stayed under throughput.max_latency.
 
 // sustained reports whether the DUT forwarded a trial's load without its
-// queue growing through the trial, and when not, why.
+// queue growing through the trial; when not, why, and the rate it does
+// sustain (all streams; 0: unknown).
 //
 // TEMPORARY SHIM (helper mlr): until trials.Result.Sustained (helper trend)
 // lands on main, every trial counts as sustained here. When it lands, the
 // body becomes:
 //
 //	ok, v := r.Sustained()
-//	return ok, v.Reason
+//	return ok, v.Reason, v.SustainedFPS
 //
 // Tests replace the variable to drive the verdict.
-var sustained = func(r trials.Result) (ok bool, reason string) { return true, "" }
+var sustained = func(r trials.Result) (ok bool, reason string, sustainedFPS float64) { return true, "", 0 }
 
-// criteriaFailure is why a throughput trial that lost no more than the
-// tolerance still fails (empty: it passes), and notSustained why its queue
-// grew (set even when allow_buffering lets it pass).
-func criteriaFailure(t ThroughputConfig, res trials.Result) (fail, notSustained string) {
-	if ok, why := sustained(res); !ok {
+// verdict is what the pass criteria found in a throughput trial.
+type verdict struct {
+	// fail is why a trial that lost no more than the tolerance still
+	// fails (empty: it passes): not sustained, or over max_latency.
+	fail string
+	// notSustained is why the queue of a zero-loss trial grew (set even
+	// when allow_buffering lets it pass).
+	notSustained string
+	// impliedLoss is, for a zero-loss trial that was not sustained, the
+	// loss in percent a trial long enough to fill the queue would show:
+	// 1 − sustained rate / offered rate (100 when the rate is unknown, and
+	// never 0). Zero otherwise, and with allow_buffering.
+	impliedLoss float64
+	// latency is set when the trial broke max_latency: a failure for
+	// every goal.
+	latency bool
+}
+
+// criteria applies the pass criteria besides loss to a throughput trial
+// with tolerance percent of loss. The sustained-rate verdict is about
+// zero-loss trials (a lossy trial's queue is full and its loss speaks): such
+// a trial not sustained fails every goal whose loss is below the loss it
+// implies (every zero-loss goal, NDR, always), unless allow_buffering.
+func criteria(t ThroughputConfig, res trials.Result, tolerance float64) verdict {
+	var v verdict
+	tot := res.Totals()
+	if ok, why, fps := sustained(res); !ok && tot.Lost == 0 {
 		if why == "" {
 			why = "the queue grew through the trial"
 		}
-		notSustained = "not sustained: " + why
+		v.notSustained = "not sustained: " + why
 		if !t.AllowBuffering {
-			fail = notSustained + " (use --allow-buffering to accept it)"
+			v.impliedLoss = 100
+			if fps > 0 && tot.OfferedFPS > 0 {
+				v.impliedLoss = max(100*(1-fps/tot.OfferedFPS), 1e-9)
+			}
+			if v.impliedLoss > tolerance {
+				v.fail = v.notSustained + " (use --allow-buffering to accept it)"
+			}
 		}
 	}
-	if fail == "" && t.MaxLatency > 0 {
-		fail = latencyOver(t, res)
+	if v.fail == "" && t.MaxLatency > 0 {
+		if v.fail = latencyOver(t, res); v.fail != "" {
+			v.latency = true
+		}
 	}
-	return fail, notSustained
+	return v
 }
 
 // latencyOver is why a trial's latency broke throughput.max_latency, or "".

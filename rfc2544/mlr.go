@@ -409,10 +409,18 @@ func (m *mlr) measure(ctx context.Context, tg *mlrTarget, load float64) error {
 	s.out.Trials = append(s.out.Trials, rec)
 	m.seq++
 	res := rec.Result
-	tr := mlrTrial{dur: tg.dur, failAll: rec.FailReason != "", seq: m.seq, offPct: rec.OfferedPercent, rec: len(s.out.Trials) - 1}
+	tr := mlrTrial{dur: tg.dur, seq: m.seq, offPct: rec.OfferedPercent, rec: len(s.out.Trials) - 1}
 	for _, st := range res.Streams {
 		tr.loss = max(tr.loss, st.LossPercent()/100)
 		tr.fwdFPS += st.ReceivedFPS()
+	}
+	// A trial over max_latency fails every goal; one not sustained counts
+	// with the loss its sustained rate implies (every zero-loss goal fails
+	// it).
+	tr.failAll = rec.FailReason != "" && rec.SustainedLossPercent == 0
+	if l := rec.SustainedLossPercent / 100; l > 0 {
+		tr.loss = max(tr.loss, l)
+		tr.fwdFPS *= 1 - l
 	}
 	at := load
 	if rec.Outcome == OutcomeTesterLimited {

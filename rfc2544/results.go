@@ -144,6 +144,12 @@ type TrialRecord struct {
 	// (trials.Result.Sustained), also when throughput.allow_buffering let
 	// it pass.
 	NotSustained string `json:"not_sustained,omitempty"`
+	// SustainedLossPercent, for a zero-loss trial that was not sustained
+	// (without allow_buffering), is the loss a trial long enough to fill
+	// the queue would show: 1 − sustained rate / offered rate, in percent.
+	// The trial fails every goal (tolerance) below it: a zero-loss goal
+	// always.
+	SustainedLossPercent float64 `json:"sustained_loss_percent,omitempty"`
 	// Result is the full trial result, per stream.
 	Result trials.Result `json:"result"`
 }

@@ -125,6 +125,24 @@ func TestRunThroughputWhenNeeded(t *testing.T) {
 // TestRunCancel: cancelling during the run returns what finished, the
 // interrupted procedure marked incomplete, and the context's error.
 func TestRunCancel(t *testing.T) {
+	// Where each test's trials start depends on the searches: find the
+	// third trial of frame loss and of back-to-back in a full run.
+	full := &recorder{}
+	if _, err := (&Runner{Tester: suiteDUT(), Plan: testPlan(nil, 64, 1518), Observer: full, Sleep: noSleep}).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	third := func(test Test) int {
+		n := 0
+		for i, x := range full.tests {
+			if x == test {
+				if n++; n == 3 {
+					return i + 1
+				}
+			}
+		}
+		t.Fatalf("fewer than 3 %s trials", test)
+		return 0
+	}
 	tests := []struct {
 		name     string
 		cancelAt int  // trial number at whose start the context is cancelled
@@ -136,8 +154,8 @@ func TestRunCancel(t *testing.T) {
 				t.Errorf("throughput %+v: want one incomplete search with 3 trials (after the probe)", res.Throughput)
 			}
 		}},
-		{name: "during frame loss", cancelAt: 41, in: TestFrameLoss},
-		{name: "during back-to-back", cancelAt: 50, in: TestBackToBack},
+		{name: "during frame loss", cancelAt: third(TestFrameLoss), in: TestFrameLoss},
+		{name: "during back-to-back", cancelAt: third(TestBackToBack), in: TestBackToBack},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -262,7 +262,8 @@ func newRecord(p Plan, q trialReq, res trials.Result) TrialRecord {
 		rec.Outcome = OutcomeFail
 	}
 	if q.test == TestThroughput && !res.TesterLimited {
-		rec.FailReason, rec.NotSustained = criteriaFailure(p.Throughput, res)
+		v := criteria(p.Throughput, res, q.tolerance)
+		rec.FailReason, rec.NotSustained, rec.SustainedLossPercent = v.fail, v.notSustained, v.impliedLoss
 		if rec.FailReason != "" {
 			rec.Outcome = OutcomeFail
 		}

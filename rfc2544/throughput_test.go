@@ -56,8 +56,9 @@ func TestThroughputGrid(t *testing.T) {
 }
 
 // TestThroughputBuffer shows what short trials do: a DUT with a buffer of B
-// frames forwards a T-second trial at C + B/T without loss, and the search
-// finds that rate, not C (the reason RFC 2544 asks for 60 s trials).
+// frames forwards a T-second trial at C + B/T without loss, and a search that
+// lets a trial whose queue grew pass (allow_buffering) finds that rate, not C
+// (the reason RFC 2544 asks for 60 s trials).
 func TestThroughputBuffer(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -78,6 +79,7 @@ func TestThroughputBuffer(t *testing.T) {
 			sim := &SimDUT{LinkBps: testLink, CapacityBps: c / 100 * testLink, BufferFrames: tt.buffer}
 			p := testPlan(nil, size)
 			p.Trial.Duration = Duration(tt.duration)
+			p.Throughput.AllowBuffering = true
 			p.Throughput.Search = SearchBinary
 			p.Throughput.ResolutionPercent = 0.1
 			got, err := (&Runner{Tester: sim, Plan: p}).Throughput(context.Background(), size)
