@@ -380,3 +380,30 @@ func TestSearchLog(t *testing.T) {
 	t.Logf("throughput at 512 bytes, DUT at 62.3%% of 1 Gbit/s, 10 s trials: %.3f%% (%.0f fps, %.1f Mbit/s L1)\n\n%s",
 		got.IntendedPercent, got.FPS, got.L1Bps/1e6, logTable(got.Trials))
 }
+
+// TestTestCenterSequence replays the binary search of a Spirent TestCenter
+// RFC 2544 wizard (seed 004: 1518-byte frames through a 10G NIC, initial
+// load 10 %, resolution 1 point): search binary must visit the same loads.
+func TestTestCenterSequence(t *testing.T) {
+	const size = 1518
+	sim := &SimDUT{LinkBps: testLink, CapacityBps: 0.405 * testLink}
+	p := testPlan([]Test{TestThroughput}, size)
+	p.Throughput.Search = SearchBinary
+	p.Throughput.InitialPercent = 10
+	p.Throughput.ResolutionPercent = 1
+	got, err := (&Runner{Tester: sim, Plan: p, Sleep: noSleep}).Throughput(context.Background(), size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{10, 55, 32.5, 43.75, 38.125, 40.9375, 39.53125, 40.234375}
+	var loads []float64
+	for _, tr := range got.Trials {
+		loads = append(loads, tr.IntendedPercent)
+	}
+	if fmt.Sprint(loads) != fmt.Sprint(want) {
+		t.Errorf("loads %v, want TestCenter's %v\n%s", loads, want, logTable(got.Trials))
+	}
+	if !got.Found || got.IntendedPercent != 40.234375 {
+		t.Errorf("throughput %.4f%% (found %v), want 40.234375%%", got.IntendedPercent, got.Found)
+	}
+}
