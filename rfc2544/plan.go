@@ -196,11 +196,16 @@ type RecoveryConfig struct {
 const (
 	// ProfileRFC2544 is RFC 2544's own durations: 60 s trials, 2 s learning
 	// and settle waits, 5 s rest, latency 120 s × 20, back-to-back 2 s cap ×
-	// 50 repetitions. A full run over 7 frame sizes takes hours.
+	// 50 repetitions. Its throughput search is mlr with the RFC 2544
+	// compatibility goal (0 % loss, exceed ratio 0, 60 s final trials, 60 s
+	// duration sum) as the throughput and a PDR (0.5 % loss) beside it. A
+	// full run over 7 frame sizes takes hours (Plan.SearchEstimate and the
+	// CLI's dry run say how long).
 	ProfileRFC2544 = "rfc2544"
 	// ProfileQuick is for demonstrations and labs: 1 s trials, no learning
 	// wait (the engine resolves addresses once), 0.2 s settle, no rest,
-	// throughput resolution 1%, latency 2 s × 2, frame loss in 20% steps,
+	// throughput by mlr with NDR and PDR goals (exceed ratio 0.5, width
+	// 0.5 %, trials from 0.25 s to 1 s), latency 2 s × 2, frame loss in 20% steps,
 	// back-to-back 0.1 s cap × 3 repetitions at a 1% step, system recovery
 	// 2 s + 2 s. Its results are not RFC 2544 benchmarks (trials are too
 	// short) but show the shape of one in minutes: the four default tests
