@@ -376,7 +376,20 @@ func addThroughput(p *plot.Plot, res *rfc2544.Results, st throughputStyle, minSi
 		}
 		l.Dashes = st.dashes
 		p.Add(l, s)
-		p.Legend.Add(label("measured throughput"), l, s)
+		lbl := "measured throughput"
+		if hasGoals(res) {
+			lbl = "throughput (first goal, e.g. NDR)"
+		}
+		p.Legend.Add(label(lbl), l, s)
+	}
+	if pdr := pdrPoints(res); st.measured && len(pdr) > 0 {
+		l, s, err := line(pdr, colorOf(c), true, draw.SquareGlyph{})
+		if err != nil {
+			return 0, fmt.Errorf("throughput chart: %w", err)
+		}
+		p.Add(l, s)
+		p.Legend.Add(label("PDR (conditional throughput, loss goal > 0)"), l, s)
+		found = append(found, pdr...) // for the y range
 	}
 	if len(limited) > 0 {
 		s, err := plotter.NewScatter(limited)
@@ -552,4 +565,19 @@ func svgInline(p *plot.Plot) (string, error) {
 		s = s[i:]
 	}
 	return s, nil
+}
+
+// pdrPoints are the PDR goal's conditional throughputs per frame size (the
+// first goal with a loss ratio above zero), when it is not the first goal
+// (whose curve is the throughput itself).
+func pdrPoints(res *rfc2544.Results) plotter.XYs {
+	var xys plotter.XYs
+	for _, r := range res.Throughput {
+		_, pdr := rfc2544.NDRPDR(r.Goals)
+		if pdr == nil || !pdr.Found || &r.Goals[0] == pdr {
+			continue
+		}
+		xys = append(xys, plotter.XY{X: float64(r.FrameSize), Y: pdr.ConditionalFPS})
+	}
+	return xys
 }

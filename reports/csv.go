@@ -37,22 +37,48 @@ func csvRows(res *rfc2544.Results, which Table) [][]string {
 	switch which {
 	case TableThroughput:
 		add("frame_size", "found", "tester_limited", "incomplete", "throughput_fps", "l1_bps", "l2_bps", "intended_percent",
-			"offered_percent", "line_rate_fps", "trials", "reason", "tester_limit_reason", "note")
+			"offered_percent", "line_rate_fps", "trials", "reason", "tester_limit_reason", "note",
+			"ndr_conditional_throughput_fps", "ndr_relevant_lower_bound_percent", "ndr_relevant_upper_bound_percent", "ndr_regular",
+			"pdr_loss_percent", "pdr_conditional_throughput_fps", "pdr_relevant_lower_bound_percent", "pdr_relevant_upper_bound_percent", "pdr_regular",
+			"not_sustained")
+		goal := func(g *rfc2544.GoalResult) []string {
+			if g == nil || !g.Found {
+				return []string{"", "", "", ""}
+			}
+			up := ""
+			if g.HasUpper {
+				up = raw(g.UpperPercent)
+			}
+			return []string{raw(g.ConditionalFPS), raw(g.LowerPercent), up, b(g.Regular)}
+		}
 		for _, r := range res.Throughput {
-			add(i(r.FrameSize), b(r.Found), b(r.TesterLimited), b(r.Incomplete), raw(r.FPS), raw(r.L1Bps), raw(r.L2Bps),
+			ndr, pdr := rfc2544.NDRPDR(r.Goals)
+			pl := ""
+			if pdr != nil {
+				pl = raw(pdr.Goal.LossPercent)
+			}
+			row := []string{i(r.FrameSize), b(r.Found), b(r.TesterLimited), b(r.Incomplete), raw(r.FPS), raw(r.L1Bps), raw(r.L2Bps),
 				raw(r.IntendedPercent), raw(r.OfferedPercent), raw(r.LineRateFPS), i(len(r.Trials)), r.Reason,
-				r.TesterLimitReason, r.Note)
+				r.TesterLimitReason, r.Note}
+			row = append(row, goal(ndr)...)
+			row = append(row, pl)
+			row = append(row, goal(pdr)...)
+			add(append(row, r.NotSustained)...)
 		}
 	case TableSearchLog:
 		add("frame_size", "step", "intended_percent", "offered_percent", "intended_fps", "offered_fps", "sent",
 			"received", "loss_percent", "reordered", "duplicate", "late", "latency_min_ns", "latency_avg_ns",
-			"latency_max_ns", "outcome", "tester_limit_reason")
+			"latency_max_ns", "outcome", "tester_limit_reason", "duration_s", "goal", "fail_reason", "not_sustained")
 		for _, r := range res.Throughput {
 			for _, t := range r.Trials {
+				d := t.DurationS
+				if d == 0 {
+					d = t.Result.Spec.Duration.Seconds()
+				}
 				add(i(t.FrameSize), i(t.Step), raw(t.IntendedPercent), raw(t.OfferedPercent), raw(t.IntendedFPS),
 					raw(t.OfferedFPS), u(t.Sent), u(t.Received), raw(t.LossPercent), u(t.Reordered), u(t.Duplicate),
 					u(t.Late), i64(t.LatencyMinNs), raw(t.LatencyAvgNs), i64(t.LatencyMaxNs), string(t.Outcome),
-					t.TesterLimitReason)
+					t.TesterLimitReason, raw(d), t.Goal, t.FailReason, t.NotSustained)
 			}
 		}
 	case TableLatency:

@@ -120,6 +120,10 @@ func outcome(tr rfc2544.TrialRecord) string {
 		s = fmt.Sprintf("%s: %s", tr.Outcome, tr.TesterLimitReason)
 	case tr.Outcome == "":
 		s = dash
+	case tr.FailReason != "":
+		s = fmt.Sprintf("%s: %s", tr.Outcome, tr.FailReason)
+	case tr.NotSustained != "":
+		s = fmt.Sprintf("%s (allowed: %s)", tr.Outcome, tr.NotSustained)
 	}
 	if n := len(tr.RetryReasons); n > 0 {
 		s += fmt.Sprintf(" (run %d: %d earlier run(s) discarded, the tester's host stalled: %s)", tr.Attempt, n, strings.Join(tr.RetryReasons, "; "))

@@ -115,31 +115,71 @@ func buildTables(res *rfc2544.Results, which Table) []*table {
 }
 
 func throughputTable(res *rfc2544.Results) *table {
-	t := newTable(TableThroughput, "Throughput (RFC 2544 §26.1)",
-		">Frame size (B)", ">Throughput (fps)", ">Mbit/s L1", ">Mbit/s L2", ">% of line rate", ">Line rate (fps)", ">Trials", "Note")
-	limited := false
+	goals := hasGoals(res)
+	cols := []string{">Frame size (B)", ">Throughput (fps)", ">Mbit/s L1", ">Mbit/s L2", ">% of line rate", ">Line rate (fps)", ">Trials", "Note"}
+	if goals {
+		cols = slices.Insert(cols, 5, ">NDR (fps)", ">PDR (fps)")
+	}
+	t := newTable(TableThroughput, "Throughput (RFC 2544 §26.1)", cols...)
+	limited, irregular := false, false
 	for _, r := range res.Throughput {
 		size, line, n := strconv.Itoa(r.FrameSize), fps(r.LineRateFPS), strconv.Itoa(len(r.Trials))
+		var row []string
 		switch {
 		case r.Incomplete:
-			t.add(size, "incomplete", dash, dash, dash, line, n, joinNotes("the run stopped during the search", r.Reason, r.Note))
+			row = []string{size, "incomplete", dash, dash, dash, line, n, joinNotes("the run stopped during the search", r.Reason, r.Note)}
 		case !r.Found:
-			t.add(size, "not found", dash, dash, dash, line, n, joinNotes(r.Reason, r.Note))
+			row = []string{size, "not found", dash, dash, dash, line, n, joinNotes(r.Reason, r.Note)}
 		case r.TesterLimited:
 			limited = true
-			t.add(size, "≥ "+fps(r.FPS)+" (tester-limited)", "≥ "+mbps(r.L1Bps), "≥ "+mbps(r.L2Bps),
-				"≥ "+pct(r.OfferedPercent), line, n, joinNotes("tester-limited: "+r.TesterLimitReason, r.Note))
+			row = []string{size, "≥ " + fps(r.FPS) + " (tester-limited)", "≥ " + mbps(r.L1Bps), "≥ " + mbps(r.L2Bps),
+				"≥ " + pct(r.OfferedPercent), line, n, joinNotes("tester-limited: "+r.TesterLimitReason, r.Note)}
 		default:
-			t.add(size, fps(r.FPS), mbps(r.L1Bps), mbps(r.L2Bps), pct(r.OfferedPercent), line, n, r.Note)
+			row = []string{size, fps(r.FPS), mbps(r.L1Bps), mbps(r.L2Bps), pct(r.OfferedPercent), line, n, r.Note}
 		}
+		if r.NotSustained != "" {
+			row[len(row)-1] = joinNotes(row[len(row)-1], "accepted with --allow-buffering: "+r.NotSustained)
+		}
+		if goals {
+			ndr, pdr := rfc2544.NDRPDR(r.Goals)
+			nc, ni := goalCell(ndr)
+			pc, pi := goalCell(pdr)
+			irregular = irregular || ni || pi
+			row = slices.Insert(row, 5, nc, pc)
+		}
+		t.add(row...)
 	}
 	cfg := res.Plan.Throughput
 	tol := "zero loss"
 	if cfg.LossTolerancePercent > 0 {
 		tol = fmt.Sprintf("loss ≤ %g%%", cfg.LossTolerancePercent)
 	}
+	if goals {
+		var gs []string
+		for _, g := range res.Plan.Goals() {
+			gs = append(gs, fmt.Sprintf("%s (loss ≤ %g%%, exceed ratio %g, width %g%%, final trials %v)", g.Name, g.LossPercent, g.ExceedRatio, g.WidthPercent, g.FinalDuration))
+		}
+		tol = "MLRsearch (RFC 9971) goals " + strings.Join(gs, ", ") + "; the throughput is the first goal's"
+	}
+	if !cfg.AllowBuffering {
+		tol += "; a trial whose queue grew through it (not sustained) fails"
+	}
+	if cfg.MaxLatency > 0 {
+		pc := cfg.LatencyPercentile
+		name := "max"
+		if pc != 0 && pc != 100 {
+			name = fmt.Sprintf("P%g", pc)
+		}
+		tol += fmt.Sprintf("; latency %s ≤ %v", name, cfg.MaxLatency)
+	}
 	t.Notes = append(t.Notes, fmt.Sprintf("Rates are offered loads of all %d stream(s) together on a %s link; pass criterion: %s.",
 		streams(res), bitRate(res.Plan.LinkBps), tol))
+	if goals {
+		t.Notes = append(t.Notes, "NDR: no-drop rate (0% loss); PDR: partial drop rate (the first goal with loss > 0). Each is a conditional throughput: the forwarding rate at the goal's relevant lower bound (RFC 9971 §4.6.3).")
+	}
+	if irregular {
+		t.Notes = append(t.Notes, "* irregular goal result (RFC 9971 §4.6.4.2): a bound is missing or the bounds are wider than the goal width; see the JSON's goals[].note.")
+	}
 	if limited {
 		t.Notes = append(t.Notes, "≥ X (tester-limited): the tester could not offer more; the DUT forwarded everything it was given, so its throughput is at least X.")
 	}
@@ -155,11 +195,15 @@ func searchLogTables(res *rfc2544.Results) []*table {
 			continue // the throughput table says why
 		}
 		t := newTable(TableSearchLog, fmt.Sprintf("Throughput search log, %d-byte frames", r.FrameSize),
-			">Step", ">Intended (%)", ">Offered (%)", ">Offered (fps)", ">Sent", ">Received", ">Frame loss (%)",
+			">Step", "Goal", ">Duration (s)", ">Intended (%)", ">Offered (%)", ">Offered (fps)", ">Sent", ">Received", ">Frame loss (%)",
 			">Min latency (µs)", ">Avg latency (µs)", ">Max latency (µs)", "Outcome")
 		for _, tr := range r.Trials {
 			lmin, lavg, lmax := latencyCells(tr)
-			t.add(strconv.Itoa(tr.Step), pct(tr.IntendedPercent), pct(tr.OfferedPercent), fps(tr.OfferedFPS),
+			goal := tr.Goal
+			if goal == "" {
+				goal = dash
+			}
+			t.add(strconv.Itoa(tr.Step), goal, durationCell(tr), pct(tr.IntendedPercent), pct(tr.OfferedPercent), fps(tr.OfferedFPS),
 				count(tr.Sent), count(tr.Received), pct(tr.LossPercent), lmin, lavg, lmax, outcome(tr))
 		}
 		if r.Incomplete {
@@ -404,8 +448,23 @@ func metadata(res *rfc2544.Results) [][2]string {
 	}
 	add("Trial", fmt.Sprintf("duration %v, learning %v, settle %v, rest %v", p.Trial.Duration, p.Trial.Learning, p.Trial.Settle, p.Trial.Rest))
 	tc := p.Throughput
-	add("Throughput search", fmt.Sprintf("%s, initial %g%%, range %g–%g%%, resolution %g%%, loss tolerance %g%%, step %g%%, max %d trials",
-		orDash(string(tc.Search)), tc.InitialPercent, tc.MinPercent, tc.MaxPercent, tc.ResolutionPercent, tc.LossTolerancePercent, tc.StepPercent, tc.MaxTrials))
+	switch {
+	case tc.Search == rfc2544.SearchMLR:
+		var gs []string
+		for _, g := range p.Goals() {
+			gs = append(gs, fmt.Sprintf("%s loss %g%% exceed %g width %g%% trials %v…%v sum %v", g.Name, g.LossPercent, g.ExceedRatio, g.WidthPercent, g.InitialDuration, g.FinalDuration, g.DurationSum))
+		}
+		add("Throughput search", fmt.Sprintf("mlr (RFC 9971), range %g–%g%%, max %d trials per goal; goals: %s", tc.MinPercent, tc.MaxPercent, tc.MaxTrials, strings.Join(gs, "; ")))
+	case tc.ResolutionPercent == 0:
+		add("Throughput search", fmt.Sprintf("%s, initial %g%%, range %g–%g%%, resolution %g%% of the load, loss tolerance %g%%, step %g%%, max %d trials",
+			orDash(string(tc.Search)), tc.InitialPercent, tc.MinPercent, tc.MaxPercent, tc.ResolutionRelativePercent, tc.LossTolerancePercent, tc.StepPercent, tc.MaxTrials))
+	default:
+		add("Throughput search", fmt.Sprintf("%s, initial %g%%, range %g–%g%%, resolution %g%%, loss tolerance %g%%, step %g%%, max %d trials",
+			orDash(string(tc.Search)), tc.InitialPercent, tc.MinPercent, tc.MaxPercent, tc.ResolutionPercent, tc.LossTolerancePercent, tc.StepPercent, tc.MaxTrials))
+	}
+	if tc.AllowBuffering || tc.MaxLatency > 0 {
+		add("Pass criteria", fmt.Sprintf("allow buffering %v, max latency %v (percentile %g)", tc.AllowBuffering, tc.MaxLatency, tc.LatencyPercentile))
+	}
 	add("Latency", fmt.Sprintf("duration %v, %d repetitions", p.Latency.Duration, p.Latency.Repetitions))
 	full := ""
 	if p.FrameLoss.FullSweep {
@@ -455,4 +514,42 @@ func joinInts(v []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ", ")
+}
+
+// hasGoals reports whether an mlr search gave goal results.
+func hasGoals(res *rfc2544.Results) bool {
+	for _, r := range res.Throughput {
+		if len(r.Goals) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// goalCell formats a goal's conditional throughput: a dash without the
+// goal, "not found", "≥ X" when tester-limited, "X *" when irregular.
+func goalCell(g *rfc2544.GoalResult) (cell string, irregular bool) {
+	switch {
+	case g == nil:
+		return dash, false
+	case !g.Found:
+		return "not found", false
+	case g.TesterLimited:
+		return "≥ " + fps(g.ConditionalFPS), false
+	case !g.Regular:
+		return fps(g.ConditionalFPS) + " *", true
+	}
+	return fps(g.ConditionalFPS), false
+}
+
+// durationCell is a trial's traffic duration in seconds.
+func durationCell(tr rfc2544.TrialRecord) string {
+	d := tr.DurationS
+	if d == 0 {
+		d = tr.Result.Spec.Duration.Seconds()
+	}
+	if d == 0 {
+		return dash
+	}
+	return strconv.FormatFloat(d, 'g', 4, 64)
 }

@@ -38,6 +38,17 @@ func (r *Runner) latency(ctx context.Context, p Plan, size int, tput ThroughputR
 		out.Skipped = fmt.Sprintf("no throughput at %d bytes to measure latency at: %s", size, tput.Reason)
 		return out, nil
 	}
+	if tput.NotSustained != "" {
+		// Latency at a load the DUT's queue absorbed measures the queue.
+		if !p.Throughput.AllowBuffering {
+			out.Skipped = fmt.Sprintf("the throughput trial at %d bytes was not sustained (%s): latency there would measure a growing queue", size, tput.NotSustained)
+			return out, nil
+		}
+		out.Note = "measured at a load whose throughput trial was not sustained (--allow-buffering): " + tput.NotSustained
+	}
+	if tput.TesterLimited {
+		out.Note = joinNote(out.Note, "measured at the highest load the tester carried cleanly (the throughput is tester-limited above it)")
+	}
 	lr := framing.LineRateFPS(p.LinkBps, size)
 	pct := tputPercent(tput)
 	fps := pct / 100 * lr

@@ -92,21 +92,35 @@ const (
 	SearchBinary Search = "binary"
 	SearchStep   Search = "step"
 	SearchCombo  Search = "combo"
+	// SearchMLR is RFC 9971 MLRsearch: several goals (NDR, PDR, RFC 2544
+	// compatibility) in one search, short trials first, widths relative to
+	// the load. The default of both profiles.
+	SearchMLR Search = "mlr"
 )
 
 // ThroughputConfig parameterizes the throughput search (RFC 2544 §26.1).
 // Loads are percent of line rate.
 type ThroughputConfig struct {
-	// Search mode: binary (default), step or combo.
+	// Search mode: mlr (default), binary, step or combo.
 	Search Search `json:"search" yaml:"search"`
+	// Goals are the mlr search's goals (RFC 9971), in order; the first is
+	// the throughput FPS/Found report. Default: the profile's (see
+	// DefaultGoals). Binary, step and combo ignore them.
+	Goals []Goal `json:"goals,omitempty" yaml:"goals,omitempty"`
 	// InitialPercent is the first load tried (binary). Default 100.
 	InitialPercent float64 `json:"initial_percent" yaml:"initial_percent"`
 	// MinPercent and MaxPercent bound the search. Defaults 0.1 and 100.
 	MinPercent float64 `json:"min_percent" yaml:"min_percent"`
 	MaxPercent float64 `json:"max_percent" yaml:"max_percent"`
 	// ResolutionPercent ends a binary search when the highest pass and the
-	// lowest fail are this close (percentage points). Default 0.5.
+	// lowest fail are this close (percentage points of line rate). Zero:
+	// ResolutionRelativePercent is used instead.
 	ResolutionPercent float64 `json:"resolution_percent" yaml:"resolution_percent"`
+	// ResolutionRelativePercent ends a binary search when the highest pass
+	// and the lowest fail are this close in percent of the highest pass
+	// (the current lower bound), so a slow DUT is resolved as finely as a
+	// fast one. Used when ResolutionPercent is zero; default 0.5.
+	ResolutionRelativePercent float64 `json:"resolution_relative_percent,omitempty" yaml:"resolution_relative_percent,omitempty"`
 	// LossTolerancePercent is the acceptable frame loss; 0 (the default) is
 	// RFC 2544's zero loss.
 	LossTolerancePercent float64 `json:"loss_tolerance_percent" yaml:"loss_tolerance_percent"`
@@ -121,6 +135,18 @@ type ThroughputConfig struct {
 	// DUT's slower direction decides), and reports each direction's own
 	// throughput in ThroughputResult.Directions[i].Alone.
 	PerDirection bool `json:"per_direction,omitempty" yaml:"per_direction,omitempty"`
+	// AllowBuffering lets a zero-loss trial whose queue grew through the
+	// trial (not sustained: trials.Result.Sustained) pass. By default such a
+	// trial fails for every goal of every search mode: the DUT's buffer,
+	// not its forwarding, carried the load.
+	AllowBuffering bool `json:"allow_buffering,omitempty" yaml:"allow_buffering,omitempty"`
+	// MaxLatency, when positive, is a further pass criterion (latency-
+	// bounded throughput): a trial whose latency at LatencyPercentile
+	// exceeds it fails for every goal.
+	MaxLatency Duration `json:"max_latency,omitempty" yaml:"max_latency,omitempty"`
+	// LatencyPercentile is the percentile MaxLatency bounds: 50, 90, 99,
+	// 99.9 or 100 (the maximum). Zero: 100.
+	LatencyPercentile float64 `json:"latency_percentile,omitempty" yaml:"latency_percentile,omitempty"`
 }
 
 // LatencyConfig parameterizes RFC 2544 §26.2.
@@ -170,11 +196,16 @@ type RecoveryConfig struct {
 const (
 	// ProfileRFC2544 is RFC 2544's own durations: 60 s trials, 2 s learning
 	// and settle waits, 5 s rest, latency 120 s × 20, back-to-back 2 s cap ×
-	// 50 repetitions. A full run over 7 frame sizes takes hours.
+	// 50 repetitions. Its throughput search is mlr with the RFC 2544
+	// compatibility goal (0 % loss, exceed ratio 0, 60 s final trials, 60 s
+	// duration sum) as the throughput and a PDR (0.5 % loss) beside it. A
+	// full run over 7 frame sizes takes hours (Plan.SearchEstimate and the
+	// CLI's dry run say how long).
 	ProfileRFC2544 = "rfc2544"
 	// ProfileQuick is for demonstrations and labs: 1 s trials, no learning
 	// wait (the engine resolves addresses once), 0.2 s settle, no rest,
-	// throughput resolution 1%, latency 2 s × 2, frame loss in 20% steps,
+	// throughput by mlr with NDR and PDR goals (exceed ratio 0.5, width
+	// 0.5 %, trials from 0.25 s to 1 s), latency 2 s × 2, frame loss in 20% steps,
 	// back-to-back 0.1 s cap × 3 repetitions at a 1% step, system recovery
 	// 2 s + 2 s. Its results are not RFC 2544 benchmarks (trials are too
 	// short) but show the shape of one in minutes: the four default tests
@@ -218,14 +249,15 @@ func DefaultPlan(profile string) (Plan, error) {
 			Retries:  DefaultRetries,
 		},
 		Throughput: ThroughputConfig{
-			Search:            SearchBinary,
-			InitialPercent:    100,
-			MinPercent:        0.1,
-			MaxPercent:        100,
-			ResolutionPercent: 0.5,
-			StepPercent:       10,
-			StartPercent:      10,
-			MaxTrials:         30,
+			Search:                    SearchMLR,
+			Goals:                     DefaultGoals(ProfileRFC2544),
+			InitialPercent:            100,
+			MinPercent:                0.1,
+			MaxPercent:                100,
+			ResolutionRelativePercent: 0.5,
+			StepPercent:               10,
+			StartPercent:              10,
+			MaxTrials:                 30,
 		},
 		Latency:    LatencyConfig{Duration: Duration(120 * s), Repetitions: 20},
 		FrameLoss:  FrameLossConfig{StepPercent: 10},
@@ -239,7 +271,7 @@ func DefaultPlan(profile string) (Plan, error) {
 		ms := time.Millisecond
 		p.Profile = ProfileQuick
 		p.Trial = TrialConfig{Duration: Duration(s), Learning: 0, Settle: Duration(200 * ms), Rest: 0, Retries: DefaultRetries}
-		p.Throughput.ResolutionPercent = 1
+		p.Throughput.Goals = DefaultGoals(ProfileQuick)
 		p.Throughput.MaxTrials = 20
 		p.Latency = LatencyConfig{Duration: Duration(2 * s), Repetitions: 2}
 		p.FrameLoss = FrameLossConfig{StepPercent: 20}
@@ -293,7 +325,13 @@ func (p Plan) WithDefaults() Plan {
 	setF(&t.InitialPercent, d.Throughput.InitialPercent)
 	setF(&t.MinPercent, d.Throughput.MinPercent)
 	setF(&t.MaxPercent, d.Throughput.MaxPercent)
-	setF(&t.ResolutionPercent, d.Throughput.ResolutionPercent)
+	if t.ResolutionPercent == 0 {
+		setF(&t.ResolutionRelativePercent, d.Throughput.ResolutionRelativePercent)
+	}
+	if len(t.Goals) == 0 {
+		t.Goals = d.Throughput.Goals
+	}
+	t.Goals = goalNames(t.Goals)
 	setF(&t.StepPercent, d.Throughput.StepPercent)
 	setF(&t.StartPercent, t.StepPercent)
 	setI(&t.MaxTrials, d.Throughput.MaxTrials)
@@ -372,8 +410,18 @@ func (p Plan) Validate() error {
 	t := p.Throughput
 	switch t.Search {
 	case SearchBinary, SearchStep, SearchCombo:
+	case SearchMLR:
+		if err := validateGoals(p.Goals()); err != nil {
+			return err
+		}
+		if t.LossTolerancePercent != 0 {
+			return bad("throughput.loss_tolerance_percent", t.LossTolerancePercent, "an mlr search takes its losses from throughput.goals (e.g. --goals NDR=0,PDR=0.5%); drop it, or use search: binary")
+		}
 	default:
-		return bad("throughput.search", fmt.Sprintf("%q", t.Search), "use binary, step or combo")
+		return bad("throughput.search", fmt.Sprintf("%q", t.Search), "use mlr, binary, step or combo")
+	}
+	if err := t.validateCriteria(); err != nil {
+		return err
 	}
 	pct := func(field string, v float64) error {
 		if !(v > 0 && v <= 100) {
@@ -390,7 +438,6 @@ func (p Plan) Validate() error {
 		{"throughput.initial_percent", t.InitialPercent},
 		{"throughput.step_percent", t.StepPercent},
 		{"throughput.start_percent", t.StartPercent},
-		{"throughput.resolution_percent", t.ResolutionPercent},
 	} {
 		if err := pct(f.name, f.v); err != nil {
 			return err

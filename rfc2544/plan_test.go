@@ -62,6 +62,7 @@ func TestWithDefaults(t *testing.T) {
 	custom := rfc
 	custom.FrameSizes = []int{64, 9000}
 	custom.Throughput.ResolutionPercent = 0.1
+	custom.Throughput.ResolutionRelativePercent = 0 // not filled when resolution_percent is set
 	custom.Throughput.StepPercent = 5
 	custom.Throughput.StartPercent = 5 // follows step_percent when not set
 	custom.Bidirectional = true
@@ -148,9 +149,10 @@ func TestValidate(t *testing.T) {
 	}
 	t.Run("zero resolution without defaults", func(t *testing.T) {
 		p := testPlan(nil)
-		p.Throughput.ResolutionPercent = 0 // WithDefaults would fill it
-		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "throughput.resolution_percent") {
-			t.Errorf("Validate = %v, want an error naming throughput.resolution_percent", err)
+		p.Throughput.ResolutionPercent = 0 // WithDefaults would fill the relative one
+		p.Throughput.ResolutionRelativePercent = 0
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "throughput.resolution_relative_percent") {
+			t.Errorf("Validate = %v, want an error naming throughput.resolution_relative_percent", err)
 		}
 	})
 	t.Run("no tester", func(t *testing.T) {

@@ -130,6 +130,26 @@ type TrialRecord struct {
 	// RetryReasons are the tester limits of the discarded runs before this
 	// one, in order.
 	RetryReasons []string `json:"retry_reasons,omitempty"`
+	// DurationS is the trial's traffic duration in seconds (an mlr search
+	// lengthens its trials as the interval narrows).
+	DurationS float64 `json:"duration_s,omitempty"`
+	// Goal names the mlr goal (and phase) this trial served, e.g. "NDR
+	// final" or "PDR 2/3"; empty for other searches.
+	Goal string `json:"goal,omitempty"`
+	// FailReason says why a trial that lost no more than the tolerance
+	// still failed: not sustained, or over throughput.max_latency. Such a
+	// trial fails for every goal.
+	FailReason string `json:"fail_reason,omitempty"`
+	// NotSustained says why the queue grew through a zero-loss trial
+	// (trials.Result.Sustained), also when throughput.allow_buffering let
+	// it pass.
+	NotSustained string `json:"not_sustained,omitempty"`
+	// SustainedLossPercent, for a zero-loss trial that was not sustained
+	// (without allow_buffering), is the loss a trial long enough to fill
+	// the queue would show: 1 − sustained rate / offered rate, in percent.
+	// The trial fails every goal (tolerance) below it: a zero-loss goal
+	// always.
+	SustainedLossPercent float64 `json:"sustained_loss_percent,omitempty"`
 	// Result is the full trial result, per stream.
 	Result trials.Result `json:"result"`
 }
@@ -163,6 +183,14 @@ type ThroughputResult struct {
 	Incomplete bool `json:"incomplete,omitempty"`
 	// Trials is the search log.
 	Trials []TrialRecord `json:"trials"`
+	// Goals are an mlr search's results per goal, in the plan's order; the
+	// fields above are then the first goal's (its conditional throughput
+	// and relevant lower bound).
+	Goals []GoalResult `json:"goals,omitempty"`
+	// NotSustained, set only with throughput.allow_buffering, says that a
+	// trial at the reported load was not sustained (its queue grew): the
+	// DUT's buffer, not its forwarding rate, carried the load.
+	NotSustained string `json:"not_sustained,omitempty"`
 	// Directions, for a bidirectional plan (RFC 2544 §14), gives each
 	// direction's own rates in the trial the throughput was taken from: a
 	// bidirectional trial passes only when both directions pass, so FPS is
@@ -185,8 +213,12 @@ type DirectionThroughput struct {
 // LatencyResult is RFC 2544 §26.2 at one frame size.
 type LatencyResult struct {
 	FrameSize int `json:"frame_size"`
-	// Skipped is set with a reason when no throughput was found to test at.
+	// Skipped is set with a reason when no throughput was found to test at,
+	// or when the trial at the throughput was not sustained.
 	Skipped string `json:"skipped,omitempty"`
+	// Note qualifies the rate, e.g. measured at a load whose throughput
+	// trial was not sustained (allow_buffering), or below a tester limit.
+	Note string `json:"note,omitempty"`
 	// RateFPS (all streams) and RatePercent (of line rate, per stream) are
 	// the load the streams ran at: the throughput rate.
 	RateFPS     float64 `json:"rate_fps"`

@@ -159,6 +159,7 @@ type trialReq struct {
 	intendedPercent float64
 	tolerance       float64 // loss % a pass may have
 	spec            trials.Spec
+	goal            string // the mlr goal served
 }
 
 // trial rests, runs one trial and classifies it. A trial the Tester marks
@@ -241,6 +242,8 @@ func newRecord(p Plan, q trialReq, res trials.Result) TrialRecord {
 		LatencyMinNs:    t.Latency.MinNs,
 		LatencyAvgNs:    t.Latency.MeanNs,
 		LatencyMaxNs:    t.Latency.MaxNs,
+		DurationS:       q.spec.Duration.Seconds(),
+		Goal:            q.goal,
 		Result:          res,
 	}
 	if n := len(res.Streams); n > 0 {
@@ -257,6 +260,13 @@ func newRecord(p Plan, q trialReq, res trials.Result) TrialRecord {
 		rec.Outcome = OutcomePass
 	default:
 		rec.Outcome = OutcomeFail
+	}
+	if q.test == TestThroughput && !res.TesterLimited {
+		v := criteria(p.Throughput, res, q.tolerance)
+		rec.FailReason, rec.NotSustained, rec.SustainedLossPercent = v.fail, v.notSustained, v.impliedLoss
+		if rec.FailReason != "" {
+			rec.Outcome = OutcomeFail
+		}
 	}
 	return rec
 }

@@ -9,23 +9,15 @@ import (
 	"time"
 )
 
-// TestSearchProperty: on thousands of simulated DUTs (capacity drawn at test
+// TestSearchPropertyDropTail: on thousands of simulated DUTs (capacity drawn at test
 // time, a bufferless drop-tail DUT without noise, the seven RFC 2544 sizes),
 // every search finds the DUT's forwarding rate: found, never above it, and
 // at most its accuracy below it (binary: the resolution; step: one step;
-// combo: the resolution), all in points of the line rate. The seed is
+// combo: the resolution), in points of the line rate or relative to the load. The seed is
 // logged; RFC2544_SEED=N replays a failure. (MLRsearch, issue 12, joins the
 // list with its own accuracy, a relative width.)
-func TestSearchProperty(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("RFC2544_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("RFC2544_SEED=%q: want a decimal seed, as logged by a previous run", s)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (replay: RFC2544_SEED=%d go test -run TestSearchProperty ./rfc2544)", seed, seed)
+func TestSearchPropertyDropTail(t *testing.T) {
+	seed := testSeed(t, "TestSearchPropertyDropTail")
 	rng := rand.New(rand.NewPCG(seed, 2544))
 	const line = 1e9
 	searches := []Search{SearchBinary, SearchStep, SearchCombo}
@@ -56,7 +48,12 @@ func TestSearchProperty(t *testing.T) {
 		}
 		c := dut.ForwardingFPS(size)
 		lineFPS := line / (8 * float64(size+20))
+		// The resolution is in points of the line rate, or relative to the
+		// lower bound (the default, resolution_relative_percent).
 		acc := plan.Throughput.ResolutionPercent
+		if acc == 0 {
+			acc = plan.Throughput.ResolutionRelativePercent * c / lineFPS
+		}
 		if search == SearchStep {
 			acc = plan.Throughput.StepPercent
 		}
@@ -72,4 +69,20 @@ func TestSearchProperty(t *testing.T) {
 	if failures > 0 {
 		t.Errorf("%d of %d cases failed (seed %d)", failures, cases, seed)
 	}
+}
+
+// testSeed is a randomized test's seed: drawn from the clock, or
+// RFC2544_SEED to replay a logged failure. It is logged either way.
+func testSeed(t *testing.T, name string) uint64 {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("RFC2544_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("RFC2544_SEED=%q: want a decimal seed, as logged by a previous run", s)
+		}
+		seed = v
+	}
+	t.Logf("seed %d (replay: RFC2544_SEED=%d go test -run %s ./rfc2544)", seed, seed, name)
+	return seed
 }

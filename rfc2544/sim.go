@@ -535,5 +535,6 @@ func (s *SimDUT) trend(pieces []piece, c, base float64, received, late uint64, t
 	if !t.Fit() {
 		return nil
 	}
+	t.TrimSeries()
 	return t
 }

@@ -110,14 +110,24 @@ type search struct {
 	limitedOK          bool         // it lost no more than the tolerance
 	capped             bool
 	lastFailed         bool
+	// ceil is the lowest load the tester could not carry cleanly (a
+	// tester-limited trial with loss nobody can be blamed for).
+	ceil     float64
+	haveCeil bool
 	// dir, when set, sends the search's single stream in this direction
 	// (a per-direction search of a bidirectional plan).
 	dir trials.Direction
+	// m is the state of an mlr search.
+	m *mlr
 }
 
 func (s *search) run(ctx context.Context) error {
 	t := s.p.Throughput
 	switch t.Search {
+	case SearchMLR:
+		var err error
+		s.m, err = s.mlr(ctx)
+		return err
 	case SearchStep, SearchCombo:
 		stop, err := s.stepUp(ctx)
 		if err != nil || stop || t.Search == SearchStep {
@@ -172,8 +182,14 @@ func (s *search) try(ctx context.Context, load float64) (stop bool, err error) {
 			// The DUT lost frames at the load the tester did offer.
 			s.fail(rec.OfferedPercent)
 		default:
+			// Loss nobody can be blamed for: a tester limit never ends
+			// the search. Go on below the load the tester did carry,
+			// and report the highest clean pass as "≥ X".
 			s.limited = &rec
-			return true, nil
+			if c := rec.OfferedPercent; !s.haveCeil || c < s.ceil {
+				s.ceil, s.haveCeil = c, true
+			}
+			s.lastFailed = true
 		}
 	}
 	return false, nil
@@ -196,8 +212,11 @@ func (s *search) next() (float64, bool) {
 	if s.haveFail {
 		hi = s.hi
 	}
-	if hi-lo <= t.ResolutionPercent+1e-9 {
-		if !s.havePass && !(s.haveFail && s.hi <= t.MinPercent) {
+	if s.haveCeil && s.ceil < hi {
+		hi = s.ceil
+	}
+	if hi-lo <= t.resolution(lo)+1e-9 {
+		if !s.havePass && !(s.haveFail && s.hi <= t.MinPercent) && !(s.haveCeil && s.ceil <= t.MinPercent) {
 			return t.MinPercent, true // the minimum itself is still untried
 		}
 		return 0, false
@@ -240,6 +259,9 @@ func (s *search) stepUp(ctx context.Context) (stop bool, err error) {
 // conclude fills the result from the search state and returns the trial
 // the throughput was taken from (nil when none was found).
 func (s *search) conclude() *TrialRecord {
+	if s.m != nil {
+		return s.m.conclude()
+	}
 	out, t := s.out, s.p.Throughput
 	best := s.pass
 	if s.limited != nil {
@@ -251,8 +273,10 @@ func (s *search) conclude() *TrialRecord {
 	}
 	if best == nil {
 		switch {
-		case s.limited != nil:
+		case s.limited != nil && s.limitedOK:
 			out.Reason = fmt.Sprintf("no throughput found: the tester could not reach the intended load (%s) before any trial passed", out.TesterLimitReason)
+		case s.limited != nil && !s.haveFail:
+			out.Reason = fmt.Sprintf("no throughput found: no load the tester could carry passed down to %g%% of line rate (tester limit above: %s)", t.MinPercent, out.TesterLimitReason)
 		case s.capped:
 			out.Reason = fmt.Sprintf("no throughput found: no trial passed within the trial cap (throughput.max_trials = %d)", t.MaxTrials)
 		case t.Search == SearchStep:
@@ -268,12 +292,20 @@ func (s *search) conclude() *TrialRecord {
 	out.FPS = best.OfferedFPS
 	out.L1Bps = framing.L1Bps(out.FPS, s.size)
 	out.L2Bps = framing.L2Bps(out.FPS, s.size)
+	out.NotSustained = best.NotSustained
+	if s.haveCeil && best != s.limited && (!s.haveFail || s.hi >= s.ceil) {
+		out.Note = fmt.Sprintf("≥ %.4g%% of line rate (tester-limited above %.4g%%): the DUT passed every load the tester could carry", out.OfferedPercent, s.ceil)
+	} else if s.haveCeil && best != s.limited {
+		out.TesterLimited = false // the DUT's own loss bounds the result below the tester limit
+		out.Note = fmt.Sprintf("the tester could not carry %.4g%% cleanly (%s); the DUT's loss below that bounds the result", s.ceil, out.TesterLimitReason)
+		out.TesterLimitReason = ""
+	}
 	if s.capped {
 		hi := "none"
 		if s.haveFail {
 			hi = fmt.Sprintf("%.4g%%", s.hi)
 		}
-		out.Note = fmt.Sprintf("stopped at the trial cap (throughput.max_trials = %d) before the resolution was reached: highest pass %.4g%%, lowest fail %s", t.MaxTrials, s.lo, hi)
+		out.Note += fmt.Sprintf("stopped at the trial cap (throughput.max_trials = %d) before the resolution was reached: highest pass %.4g%%, lowest fail %s", t.MaxTrials, s.lo, hi)
 	}
 	return best
 }

@@ -56,8 +56,9 @@ func TestThroughputGrid(t *testing.T) {
 }
 
 // TestThroughputBuffer shows what short trials do: a DUT with a buffer of B
-// frames forwards a T-second trial at C + B/T without loss, and the search
-// finds that rate, not C (the reason RFC 2544 asks for 60 s trials).
+// frames forwards a T-second trial at C + B/T without loss, and a search that
+// lets a trial whose queue grew pass (allow_buffering) finds that rate, not C
+// (the reason RFC 2544 asks for 60 s trials).
 func TestThroughputBuffer(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -78,13 +79,27 @@ func TestThroughputBuffer(t *testing.T) {
 			sim := &SimDUT{LinkBps: testLink, CapacityBps: c / 100 * testLink, BufferFrames: tt.buffer}
 			p := testPlan(nil, size)
 			p.Trial.Duration = Duration(tt.duration)
+			p.Throughput.AllowBuffering = true
+			p.Throughput.Search = SearchBinary
 			p.Throughput.ResolutionPercent = 0.1
 			got, err := (&Runner{Tester: sim, Plan: p}).Throughput(context.Background(), size)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got.IntendedPercent > truth || got.IntendedPercent < truth-0.1 {
-				t.Errorf("throughput %.4f%%, want in [%.4f, %.4f]", got.IntendedPercent, truth-0.1, truth)
+				t.Errorf("binary: throughput %.4f%%, want in [%.4f, %.4f]", got.IntendedPercent, truth-0.1, truth)
+			}
+			// mlr: short trials first, but only final trials (of
+			// trial.duration) decide, so it lands on the same truth,
+			// within its relative width.
+			p.Throughput.Search = SearchMLR
+			p.Throughput.ResolutionPercent = 0
+			got, err = (&Runner{Tester: sim, Plan: p}).Throughput(context.Background(), size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lo := truth * (1 - DefaultGoalWidthPercent/100); got.IntendedPercent > truth || got.IntendedPercent < lo {
+				t.Errorf("mlr: throughput %.4f%%, want in [%.4f, %.4f]\n%s", got.IntendedPercent, lo, truth, logTable(got.Trials))
 			}
 		})
 	}
@@ -98,6 +113,7 @@ func TestThroughputLossTolerance(t *testing.T) {
 			const c = 40.0
 			sim := &SimDUT{LinkBps: testLink, CapacityBps: c / 100 * testLink}
 			p := testPlan(nil, 256)
+			p.Throughput.Search = SearchBinary
 			p.Throughput.LossTolerancePercent = tol
 			p.Throughput.ResolutionPercent = 0.2
 			got, err := (&Runner{Tester: sim, Plan: p}).Throughput(context.Background(), 256)
@@ -242,7 +258,7 @@ func TestThroughputBidirectional(t *testing.T) {
 	if got.LineRateFPS != 2*lr {
 		t.Errorf("LineRateFPS %g, want both directions %g", got.LineRateFPS, 2*lr)
 	}
-	if got.IntendedPercent > c || got.IntendedPercent < c-p.Throughput.ResolutionPercent {
+	if got.IntendedPercent > c || got.IntendedPercent < c*(1-DefaultGoalWidthPercent/100) {
 		t.Errorf("throughput %.3f%% per direction, want just below %g", got.IntendedPercent, c)
 	}
 	if want := 2 * got.IntendedPercent / 100 * lr; math.Abs(got.FPS-want) > 2 {
@@ -274,6 +290,7 @@ func TestThroughputOneDirectionFails(t *testing.T) {
 func TestThroughputTrialCap(t *testing.T) {
 	sim := &SimDUT{LinkBps: testLink, CapacityBps: 0.33 * testLink}
 	p := testPlan(nil, 64)
+	p.Throughput.Search = SearchBinary
 	p.Throughput.MaxTrials = 4
 	p.Throughput.ResolutionPercent = 0.01
 	got, err := (&Runner{Tester: sim, Plan: p}).Throughput(context.Background(), 64)
@@ -362,4 +379,31 @@ func TestSearchLog(t *testing.T) {
 	}
 	t.Logf("throughput at 512 bytes, DUT at 62.3%% of 1 Gbit/s, 10 s trials: %.3f%% (%.0f fps, %.1f Mbit/s L1)\n\n%s",
 		got.IntendedPercent, got.FPS, got.L1Bps/1e6, logTable(got.Trials))
+}
+
+// TestTestCenterSequence replays the binary search of a Spirent TestCenter
+// RFC 2544 wizard (seed 004: 1518-byte frames through a 10G NIC, initial
+// load 10 %, resolution 1 point): search binary must visit the same loads.
+func TestTestCenterSequence(t *testing.T) {
+	const size = 1518
+	sim := &SimDUT{LinkBps: testLink, CapacityBps: 0.405 * testLink}
+	p := testPlan([]Test{TestThroughput}, size)
+	p.Throughput.Search = SearchBinary
+	p.Throughput.InitialPercent = 10
+	p.Throughput.ResolutionPercent = 1
+	got, err := (&Runner{Tester: sim, Plan: p, Sleep: noSleep}).Throughput(context.Background(), size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{10, 55, 32.5, 43.75, 38.125, 40.9375, 39.53125, 40.234375}
+	var loads []float64
+	for _, tr := range got.Trials {
+		loads = append(loads, tr.IntendedPercent)
+	}
+	if fmt.Sprint(loads) != fmt.Sprint(want) {
+		t.Errorf("loads %v, want TestCenter's %v\n%s", loads, want, logTable(got.Trials))
+	}
+	if !got.Found || got.IntendedPercent != 40.234375 {
+		t.Errorf("throughput %.4f%% (found %v), want 40.234375%%", got.IntendedPercent, got.Found)
+	}
 }

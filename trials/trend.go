@@ -114,7 +114,18 @@ func (r *trendRecorder) trend() *LatencyTrend {
 	if !t.Fit() {
 		return nil
 	}
+	t.TrimSeries()
 	return t
+}
+
+// TrimSeries drops the per-bin series of a trend that is not growing,
+// keeping its fit: the series is the evidence of a growing queue, and
+// without it a results file would carry some hundred bins per stream of
+// every trial. Sustained needs only the fit.
+func (t *LatencyTrend) TrimSeries() {
+	if t != nil && !t.Growing() {
+		t.Count, t.SentNs, t.MinNs, t.MeanNs = nil, nil, nil, nil
+	}
 }
 
 // LatencyTrend is a stream's one-way latency against send time through one

@@ -85,6 +85,10 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 	var prog *progress
 	if !f.quiet {
 		prog = newProgress(stderr, p)
+		if len(replay) == 0 {
+			est, n := estimateTotal(prog.segs)
+			fmt.Fprintf(stderr, "expected duration: about %v of tester time, %d trials (an estimate from the plan; searches depend on the DUT)\n", est.Round(time.Second), n)
+		}
 	}
 	obs := &runObserver{j: j, rt: rt, prog: prog, cancel: cancel}
 	runner := &rfc2544.Runner{

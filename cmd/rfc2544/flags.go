@@ -235,6 +235,7 @@ func (f *durationFlag) Set(s string) error {
 type percentFlag struct {
 	lo, hi float64
 	v      float64
+	rel    bool // written with a % sign (--resolution: relative to the load)
 }
 
 func (f *percentFlag) String() string {
@@ -253,6 +254,7 @@ func (f *percentFlag) Set(s string) error {
 		return fmt.Errorf("%s is outside %g..%g percent", s, f.lo, f.hi)
 	}
 	f.v = v
+	f.rel = strings.HasSuffix(strings.TrimSpace(s), "%")
 	return nil
 }
 

@@ -46,7 +46,7 @@ Exit codes: 0 ok, 1 test error, 2 usage error, 3 tester-limited result,
 		title string
 		names []string
 	}{
-		{"What to run", []string{"tests", "sizes", "jumbo", "profile", "plan", "duration", "search", "resolution", "loss-tolerance",
+		{"What to run", []string{"tests", "sizes", "jumbo", "profile", "plan", "duration", "search", "goals", "resolution", "allow-buffering", "max-latency", "latency-percentile", "loss-tolerance",
 			"max-trials", "retries", "loss-step", "latency-duration", "latency-reps", "b2b-cap", "b2b-reps", "learning", "settle", "rest",
 			"bidir", "ipv6", "flows", "no-probe", "line-rate"}},
 		{"Where: a lab, two ports, or the simulator", []string{"lab", "transport", "port-a", "addr-a", "gw-a", "netns-a", "addr6-a", "gw6-a",

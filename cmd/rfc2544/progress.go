@@ -66,7 +66,8 @@ func isTerminal(w io.Writer) bool {
 }
 
 // estimateRun lists the tests and sizes of a run in the order the Runner
-// runs them, with the trial counts a typical DUT needs.
+// runs them, with the trial counts a typical DUT needs (a throughput
+// search's from rfc2544.Plan.SearchEstimate).
 func estimateRun(p rfc2544.Plan) []segment {
 	trialTime := p.Trial.Learning.D() + p.Trial.Duration.D() + p.Trial.Settle.D() + p.Trial.Rest.D()
 	var segs []segment
@@ -80,7 +81,8 @@ func estimateRun(p rfc2544.Plan) []segment {
 			}
 			if (t == rfc2544.TestThroughput || t == rfc2544.TestLatency || t == rfc2544.TestBackToBack || t == rfc2544.TestRecovery) && !tput[size] {
 				tput[size] = true
-				segs = append(segs, segment{rfc2544.TestThroughput, size, searchTrials(p.Throughput), trialTime})
+				n, d := p.SearchEstimate()
+				segs = append(segs, segment{rfc2544.TestThroughput, size, n, d / time.Duration(n)})
 			}
 			switch t {
 			case rfc2544.TestLatency:
@@ -100,22 +102,6 @@ func estimateRun(p rfc2544.Plan) []segment {
 		}
 	}
 	return segs
-}
-
-// searchTrials estimates a throughput search's trial count.
-func searchTrials(t rfc2544.ThroughputConfig) int {
-	width := max(t.MaxPercent-t.MinPercent, t.ResolutionPercent)
-	binary := int(math.Ceil(math.Log2(width/max(t.ResolutionPercent, 0.001)))) + 1
-	var n int
-	switch t.Search {
-	case rfc2544.SearchStep:
-		n = int(math.Ceil((t.MaxPercent-t.StartPercent)/max(t.StepPercent, 0.001))) + 1
-	case rfc2544.SearchCombo:
-		n = int(math.Ceil((t.MaxPercent-t.StartPercent)/max(t.StepPercent, 0.001))) + int(math.Ceil(math.Log2(t.StepPercent/max(t.ResolutionPercent, 0.001)))) + 1
-	default:
-		n = binary
-	}
-	return max(1, min(n, t.MaxTrials))
 }
 
 // TrialStarted implements rfc2544.Observer.
@@ -249,4 +235,13 @@ func lineRateNote(bps float64, note string) string {
 		s += " (" + note + ")"
 	}
 	return s
+}
+
+// estimateTotal is the tester time and trial count of a run's segments.
+func estimateTotal(segs []segment) (d time.Duration, trials int) {
+	for _, s := range segs {
+		d += time.Duration(s.trials) * s.each
+		trials += s.trials
+	}
+	return d, trials
 }

@@ -61,6 +61,10 @@ type runFlags struct {
 	calibration                                     string
 	simCapacity                                     float64
 	simMTU                                          int
+	goals                                           string
+	allowBuffering                                  bool
+	maxLatency                                      durationFlag
+	latencyPercentile                               float64
 	lab                                             labFlag
 	portA, portB                                    portFlags
 	labFlags                                        *lab.Flags
@@ -85,8 +89,12 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the effective plan and the checks, send nothing")
 	fs.StringVar(&f.transport, "transport", "", "how traffic is made (`name`): raw (AF_PACKET, default), udp (kernel UDP sockets: any routed path, no root without namespaces; --addr-a/--addr-b alone) or sim (simulated DUT, no root)")
-	fs.StringVar(&f.search, "search", "", "throughput search `mode`: binary, step or combo")
-	fs.Var(&f.resolution, "resolution", "binary search resolution in `percent` points of line rate, e.g. 0.5")
+	fs.StringVar(&f.search, "search", "", "throughput search `mode`: mlr (RFC 9971: NDR and PDR in one search, the default), binary, step or combo")
+	fs.Var(&f.resolution, "resolution", "binary search resolution in `percent` points of line rate, e.g. 0.5, or relative to the highest pass with a %, e.g. 0.5% (the default)")
+	fs.StringVar(&f.goals, "goals", "", "mlr search goals as `NAME=LOSS%` pairs, comma-separated, e.g. NDR=0,PDR=0.5% (default: the profile's)")
+	fs.BoolVar(&f.allowBuffering, "allow-buffering", false, "let a zero-loss trial whose queue grew through the trial (not sustained) pass")
+	fs.Var(&f.maxLatency, "max-latency", "latency-bounded throughput: a trial whose latency exceeds this `duration` fails, e.g. 30us")
+	fs.Float64Var(&f.latencyPercentile, "latency-percentile", 0, "the latency `percentile` --max-latency bounds: 50, 90, 99, 99.9 or 100 (the maximum, default)")
 	fs.Var(&f.lossTolerance, "loss-tolerance", "acceptable frame loss in `percent` (0 = RFC 2544 zero loss)")
 	fs.Var(&f.lossStep, "loss-step", "frame loss test load step in `percent`, e.g. 10")
 	fs.Var(&f.settle, "settle", "wait for late frames after each trial (`duration`, RFC 2544: 2s)")

@@ -410,14 +410,21 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 	}
 	if set["search"] {
 		switch m := rfc2544.Search(strings.ToLower(f.search)); m {
-		case rfc2544.SearchBinary, rfc2544.SearchStep, rfc2544.SearchCombo:
+		case rfc2544.SearchMLR, rfc2544.SearchBinary, rfc2544.SearchStep, rfc2544.SearchCombo:
 			p.Throughput.Search = m
 		default:
-			return p, usagef("--search %q: unknown search mode; use binary, step or combo", f.search)
+			return p, usagef("--search %q: unknown search mode; use mlr, binary, step or combo", f.search)
 		}
 	}
 	if set["resolution"] {
-		p.Throughput.ResolutionPercent = f.resolution.v
+		if f.resolution.rel {
+			p.Throughput.ResolutionPercent, p.Throughput.ResolutionRelativePercent = 0, f.resolution.v
+		} else {
+			p.Throughput.ResolutionPercent, p.Throughput.ResolutionRelativePercent = f.resolution.v, 0
+		}
+	}
+	if err := setMLRFlags(f, set, &p); err != nil {
+		return p, err
 	}
 	if set["loss-tolerance"] {
 		p.Throughput.LossTolerancePercent = f.lossTolerance.v
@@ -518,4 +525,38 @@ func readCalibration(path string) ([]trials.CalibrationPoint, error) {
 		}
 	}
 	return pts, nil
+}
+
+// setMLRFlags applies --goals, --allow-buffering, --max-latency and
+// --latency-percentile.
+func setMLRFlags(f *runFlags, set map[string]bool, p *rfc2544.Plan) error {
+	t := &p.Throughput
+	if set["goals"] {
+		g, err := rfc2544.ParseGoals(f.goals, t.Goals)
+		if err != nil {
+			return usagef("--goals %q: %v", f.goals, err)
+		}
+		t.Goals = g
+	}
+	if set["allow-buffering"] {
+		t.AllowBuffering = f.allowBuffering
+	}
+	if set["max-latency"] {
+		if f.maxLatency.d <= 0 {
+			return usagef("--max-latency %v: give a positive bound such as 30us, or leave it out", f.maxLatency.d)
+		}
+		t.MaxLatency = rfc2544.Duration(f.maxLatency.d)
+	}
+	if set["latency-percentile"] {
+		switch f.latencyPercentile {
+		case 50, 90, 99, 99.9, 100:
+			t.LatencyPercentile = f.latencyPercentile
+		default:
+			return usagef("--latency-percentile %g: use 50, 90, 99, 99.9 or 100 (the maximum)", f.latencyPercentile)
+		}
+		if !set["max-latency"] && t.MaxLatency == 0 {
+			return usagef("--latency-percentile %g: it qualifies --max-latency; add e.g. --max-latency 30us", f.latencyPercentile)
+		}
+	}
+	return nil
 }

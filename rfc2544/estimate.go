@@ -1,0 +1,61 @@
+package rfc2544
+
+import (
+	"math"
+	"time"
+)
+
+// SearchEstimate is what one throughput search of the plan typically costs
+// on a well-behaved DUT: its trial count and its tester time (learning,
+// traffic, settle and rest of every trial). The real count depends on the
+// DUT; p should have its defaults (WithDefaults).
+//
+// An mlr search measures, per goal, about three trials in each phase of
+// shorter trials and in its final phase, plus one trial per further
+// final_duration of duration_sum; further goals mostly reuse the first
+// goal's trials and add about two final trials each. A binary search halves
+// the range down to the resolution at a DUT of half the line rate; step and
+// combo walk the range.
+func (p Plan) SearchEstimate() (trials int, d time.Duration) {
+	t := p.Throughput
+	over := p.Trial.Learning.D() + p.Trial.Settle.D() + p.Trial.Rest.D()
+	if t.Search == SearchMLR {
+		for gi, g := range p.Goals() {
+			chain := targets(gi, g)
+			for k, tg := range chain {
+				n := 3
+				if tg.final {
+					n = 2 + int(math.Ceil(tg.sum/tg.dur-1e-9))
+				}
+				if gi > 0 {
+					if !tg.final {
+						continue
+					}
+					n = 2
+				}
+				if gi == 0 && k == 0 {
+					n++ // the first trial, at the maximum load
+				}
+				trials += n
+				d += time.Duration(n) * (secondsDuration(tg.dur) + over)
+			}
+		}
+		return trials, d
+	}
+	res := t.ResolutionPercent
+	if res == 0 {
+		res = t.ResolutionRelativePercent / 100 * 50 // at half the line rate
+	}
+	res = max(res, 0.001)
+	binary := int(math.Ceil(math.Log2(max(t.MaxPercent-t.MinPercent, res)/res))) + 1
+	switch t.Search {
+	case SearchStep:
+		trials = int(math.Ceil((t.MaxPercent-t.StartPercent)/max(t.StepPercent, 0.001))) + 1
+	case SearchCombo:
+		trials = int(math.Ceil((t.MaxPercent-t.StartPercent)/max(t.StepPercent, 0.001))) + int(math.Ceil(math.Log2(t.StepPercent/res))) + 1
+	default:
+		trials = binary
+	}
+	trials = max(1, min(trials, t.MaxTrials))
+	return trials, time.Duration(trials) * (p.Trial.Duration.D() + over)
+}

@@ -1,0 +1,445 @@
+package rfc2544
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/trials"
+)
+
+// TestMLRClassify checks the load classification (RFC 9971 Appendix A) on
+// hand-computed cases, inconsistent trials included.
+func TestMLRClassify(t *testing.T) {
+	full := func(n int, loss float64) []mlrTrial {
+		var ts []mlrTrial
+		for range n {
+			ts = append(ts, mlrTrial{dur: 1, loss: loss})
+		}
+		return ts
+	}
+	short := func(n int, loss float64) []mlrTrial {
+		var ts []mlrTrial
+		for range n {
+			ts = append(ts, mlrTrial{dur: 0.25, loss: loss})
+		}
+		return ts
+	}
+	cat := func(a ...[]mlrTrial) []mlrTrial {
+		var out []mlrTrial
+		for _, x := range a {
+			out = append(out, x...)
+		}
+		return out
+	}
+	csit := &mlrTarget{loss: 0.005, exceed: 0.5, dur: 1, sum: 21} // 21 s of 1 s trials
+	compat := &mlrTarget{loss: 0, exceed: 0, dur: 1, sum: 1}      // RFC 2544: one full trial, every trial must pass
+	tests := []struct {
+		name   string
+		tg     *mlrTarget
+		trials []mlrTrial
+		want   class
+	}{
+		{"nothing measured", csit, nil, undecided},
+		{"11 low, 10 high of 21 s: lower", csit, cat(full(11, 0), full(10, 0.01)), lowerBound},
+		{"10 low, 11 high of 21 s: upper", csit, cat(full(10, 0), full(11, 0.01)), upperBound},
+		{"5 low, 5 high, 11 s missing: undecided", csit, cat(full(5, 0), full(5, 0.01)), undecided},
+		{"11 low, nothing else: lower (the rest cannot outweigh)", csit, full(11, 0), lowerBound},
+		{"11 high: upper", csit, full(11, 0.01), upperBound},
+		{"short low-loss only: undecided", csit, short(40, 0), undecided},
+		// exceed 0.5: a short high-loss trial is balanced by a short
+		// low-loss one (coefficient 1); 44 unbalanced short high-loss
+		// trials are 11 s of high loss.
+		{"short high balanced by short low", csit, cat(short(44, 0.01), short(44, 0), full(11, 0)), lowerBound},
+		{"short high unbalanced", csit, cat(short(44, 0.01), full(10, 0)), upperBound},
+		{"compat: one full pass: lower", compat, full(1, 0), lowerBound},
+		{"compat: one full fail: upper", compat, full(1, 1e-6), upperBound},
+		{"compat: inconsistent (pass and fail): upper", compat, cat(full(1, 0), full(1, 1e-6)), upperBound},
+		{"compat: a short fail is an upper bound", compat, short(1, 1e-6), upperBound},
+		{"compat: a short pass decides nothing", compat, short(3, 0), undecided},
+		{"a criteria failure is high-loss whatever its loss", compat, []mlrTrial{{dur: 1, failAll: true}}, upperBound},
+		{"exceed 0.5 sum 1: inconsistent full trials: lower", &mlrTarget{loss: 0, exceed: 0.5, dur: 1, sum: 1}, cat(full(1, 0), full(1, 0.1)), lowerBound},
+		{"exceed 0.5 sum 1: two fails, one pass: upper", &mlrTarget{loss: 0, exceed: 0.5, dur: 1, sum: 1}, cat(full(1, 0), full(2, 0.1)), upperBound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.tg.classify(tt.trials); got != tt.want {
+				t.Errorf("class %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestMLRConditional checks the conditional throughput (RFC 9971
+// Appendix B): the exceed-ratio quantile of loss among full-length trials.
+func TestMLRConditional(t *testing.T) {
+	trs := []mlrTrial{{dur: 1, loss: 0.02, fwdFPS: 98}, {dur: 1, loss: 0, fwdFPS: 100}, {dur: 0.25, loss: 0, fwdFPS: 101}}
+	tests := []struct {
+		name string
+		tg   *mlrTarget
+		want float64
+	}{
+		{"exceed 0.5: the better half", &mlrTarget{exceed: 0.5, dur: 1, sum: 2}, 100},
+		{"exceed 0: the worst full trial", &mlrTarget{exceed: 0, dur: 1, sum: 2}, 98},
+		{"duration sum not reached: missing trials count as total loss", &mlrTarget{exceed: 0, dur: 1, sum: 3}, 0},
+		{"short trials never count", &mlrTarget{exceed: 0.5, dur: 1, sum: 1}, 100},
+	}
+	for _, tt := range tests {
+		if got := tt.tg.conditional(trs); got != tt.want {
+			t.Errorf("%s: %g, want %g", tt.name, got, tt.want)
+		}
+	}
+}
+
+// flakyTester loses a few frames in every third timed trial at any load: an
+// inconsistent DUT whose loss varies from trial to trial.
+type flakyTester struct {
+	inner Tester
+	n     int
+}
+
+func (f *flakyTester) Run(ctx context.Context, s trials.Spec) (trials.Result, error) {
+	res, err := f.inner.Run(ctx, s)
+	if err != nil || s.Duration == 0 {
+		return res, err
+	}
+	if f.n++; f.n%3 == 0 {
+		st := &res.Streams[0]
+		n := min(st.Received, 3)
+		st.Received -= n
+		st.Lost += n
+	}
+	return res, err
+}
+
+// longLossTester is a DUT whose overload shows only in trials longer than
+// after: shorter trials pass up to shortFPS, longer ones only up to the
+// inner DUT's capacity.
+type longLossTester struct {
+	inner    Tester
+	after    time.Duration
+	shortFPS float64
+}
+
+func (l *longLossTester) Run(ctx context.Context, s trials.Spec) (trials.Result, error) {
+	res, err := l.inner.Run(ctx, s)
+	if err != nil || s.Duration > l.after || s.RateFPS > l.shortFPS {
+		return res, err
+	}
+	for i := range res.Streams {
+		st := &res.Streams[i]
+		st.Received, st.Lost = st.Sent, 0
+	}
+	return res, nil
+}
+
+func TestMLRInconsistentDUT(t *testing.T) {
+	const size, c = 512, 40.0
+	lr := framing.LineRateFPS(testLink, size)
+	tests := []struct {
+		name   string
+		exceed float64
+		// want bounds the NDR in % of line rate.
+		lo, hi float64
+	}{
+		// With exceed ratio 0.5 and 5 s of final trials, a load with one
+		// lossy trial of three is still a lower bound: the NDR lands near
+		// the capacity.
+		{"exceed 0.5", 0.5, c * 0.99, c},
+		// With exceed ratio 0 every trial must pass: every load gets a
+		// lossy trial within its 5 s, so there is no NDR, and the result
+		// says so instead of inventing one.
+		{"exceed 0", 0, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sim := &SimDUT{LinkBps: testLink, CapacityBps: c / 100 * testLink}
+			ft := &flakyTester{inner: sim}
+			p := testPlan([]Test{TestThroughput}, size)
+			p.Throughput.Goals = []Goal{{Name: "NDR", ExceedRatio: tt.exceed, DurationSum: Duration(5 * time.Second)}}
+			got, err := (&Runner{Tester: ft, Plan: p, Sleep: noSleep}).Throughput(context.Background(), size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.hi == 0 {
+				if got.Found || !strings.Contains(got.Reason, "no load was classified a lower bound") {
+					t.Errorf("found %v (%s): want no NDR\n%s", got.Found, got.Reason, logTable(got.Trials))
+				}
+				return
+			}
+			if !got.Found || got.IntendedPercent < tt.lo || got.IntendedPercent > tt.hi {
+				t.Fatalf("NDR %.3f%% (found %v, %s), want %.3f…%.3f\n%s", got.IntendedPercent, got.Found, got.Reason, tt.lo, tt.hi, logTable(got.Trials))
+			}
+			if got.FPS > c/100*lr*(1+1e-9) {
+				t.Errorf("conditional throughput %.0f fps above the capacity", got.FPS)
+			}
+			// Inconsistent loads happened: some load has both a pass and a
+			// fail among its final trials.
+			seen := map[float64][2]bool{}
+			for _, r := range got.Trials {
+				if r.Goal != "NDR final" {
+					continue
+				}
+				v := seen[r.IntendedPercent]
+				v[0] = v[0] || r.Outcome == OutcomePass
+				v[1] = v[1] || r.Outcome == OutcomeFail
+				seen[r.IntendedPercent] = v
+			}
+			mixed := false
+			for _, v := range seen {
+				mixed = mixed || v[0] && v[1]
+			}
+			if tt.exceed > 0 && !mixed {
+				t.Errorf("no load with both passing and failing final trials: the test lost its point\n%s", logTable(got.Trials))
+			}
+		})
+	}
+}
+
+// TestMLRLongTrialLoss: short trials pass up to 50% but trials longer than
+// 0.5 s only up to 40%: the final trials (1 s) decide, so the NDR is at
+// most 40%, though the search started with short trials.
+func TestMLRLongTrialLoss(t *testing.T) {
+	const size = 256
+	lr := framing.LineRateFPS(testLink, size)
+	sim := &SimDUT{LinkBps: testLink, CapacityBps: 0.4 * testLink}
+	lt := &longLossTester{inner: sim, after: 500 * time.Millisecond, shortFPS: 0.5 * lr}
+	p := testPlan([]Test{TestThroughput}, size)
+	got, err := (&Runner{Tester: lt, Plan: p, Sleep: noSleep}).Throughput(context.Background(), size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range got.Goals {
+		// Where 1 − 40/L crosses the goal's loss.
+		truth := 40 / (1 - g.Goal.LossPercent/100)
+		if !g.Found || !g.Regular || g.LowerPercent > truth*(1+1e-9) || g.LowerPercent < truth*(1-g.Goal.WidthPercent/100)-1e-9 {
+			t.Errorf("%s: lower bound %.4f%% (found %v regular %v), want within its width below %.4f%%\n%s", g.Goal.Name, g.LowerPercent, g.Found, g.Regular, truth, logTable(got.Trials))
+		}
+	}
+	short, long := false, false
+	for _, r := range got.Trials {
+		short = short || r.DurationS < 0.5 && r.IntendedPercent > 40.5 && r.Outcome == OutcomePass
+		long = long || r.DurationS == 1
+	}
+	if !short || !long {
+		t.Errorf("want short trials passing above 40%% and final 1 s trials\n%s", logTable(got.Trials))
+	}
+}
+
+// TestMLRNotSustained: a zero-loss trial whose queue grew fails for every
+// goal unless allow_buffering; the latency test refuses its rate, or says
+// it ran there.
+func TestMLRNotSustained(t *testing.T) {
+	const size, c, q = 128, 60.0, 50.0 // the queue grows above q%
+	lr := framing.LineRateFPS(testLink, size)
+	old := sustained
+	t.Cleanup(func() { sustained = old })
+	sustained = func(r trials.Result) (bool, string, float64) {
+		if r.Spec.RateFPS > q/100*lr*(1+1e-9) && r.Spec.Duration > 0 {
+			return false, "queue growing: +5 ms over 1 s", q / 100 * lr
+		}
+		return true, "", 0
+	}
+	for _, allow := range []bool{false, true} {
+		for _, search := range []Search{SearchMLR, SearchBinary} {
+			sim := &SimDUT{LinkBps: testLink, CapacityBps: c / 100 * testLink}
+			p := testPlan([]Test{TestThroughput, TestLatency}, size)
+			p.Throughput.Search = search
+			p.Throughput.AllowBuffering = allow
+			res, err := (&Runner{Tester: sim, Plan: p, Sleep: noSleep}).Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, lat := res.Throughput[0], res.Latency[0]
+			want := q
+			if allow {
+				want = c
+			}
+			if got.IntendedPercent > want*(1+1e-9) || got.IntendedPercent < want*0.99 {
+				t.Errorf("%s allow=%v: throughput %.3f%%, want just below %g%%\n%s", search, allow, got.IntendedPercent, want, logTable(got.Trials))
+			}
+			failed := false
+			for _, r := range got.Trials {
+				if r.FailReason != "" {
+					failed = true
+					if !strings.Contains(r.FailReason, "queue growing") || r.Outcome != OutcomeFail {
+						t.Errorf("fail reason %q outcome %s", r.FailReason, r.Outcome)
+					}
+				}
+			}
+			if failed == allow {
+				t.Errorf("%s allow=%v: a trial failed for not being sustained: %v", search, allow, failed)
+			}
+			switch {
+			case !allow && (lat.Skipped != "" || lat.RatePercent > q):
+				t.Errorf("latency at %.3f%% (skipped %q): want it run at the sustained throughput", lat.RatePercent, lat.Skipped)
+			case allow && (got.NotSustained == "" || !strings.Contains(lat.Note, "not sustained")):
+				t.Errorf("allow_buffering: throughput note %q, latency note %q: want both to say not sustained", got.NotSustained, lat.Note)
+			}
+		}
+	}
+	// A latency test asked to run at an unsustained rate without
+	// allow_buffering refuses.
+	r := &Runner{Tester: &SimDUT{LinkBps: testLink}, Plan: testPlan(nil, size), Sleep: noSleep}
+	lat, err := r.Latency(context.Background(), size, ThroughputResult{FrameSize: size, Found: true, IntendedPercent: 55, NotSustained: "not sustained: queue growing"})
+	if err != nil || !strings.Contains(lat.Skipped, "not sustained") || len(lat.Trials) != 0 {
+		t.Errorf("latency at an unsustained rate: skipped %q, %d trials, %v", lat.Skipped, len(lat.Trials), err)
+	}
+}
+
+// TestMaxLatency: with a latency bound, a buffered DUT's throughput is
+// where its queue starts, not where its buffer overflows.
+func TestMaxLatency(t *testing.T) {
+	const size, c = 64, 40.0
+	lr := framing.LineRateFPS(testLink, size)
+	buf := int64(20000) // 1 s trials pass without loss up to c + 20000 fps
+	for _, search := range []Search{SearchMLR, SearchBinary} {
+		for _, bound := range []time.Duration{0, 50 * time.Microsecond} {
+			sim := &SimDUT{LinkBps: testLink, CapacityBps: c / 100 * testLink, BufferFrames: buf, BaseLatency: 20 * time.Microsecond}
+			p := testPlan([]Test{TestThroughput}, size)
+			p.Throughput.Search = search
+			p.Throughput.MaxLatency = Duration(bound)
+			// The queue grows above c: let such trials pass, so only the
+			// latency bound stops the search there.
+			p.Throughput.AllowBuffering = true
+			p.Throughput.LatencyPercentile = 99.9
+			got, err := (&Runner{Tester: sim, Plan: p, Sleep: noSleep}).Throughput(context.Background(), size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hi := c + float64(buf)/lr*100
+			if bound > 0 {
+				hi = c
+			}
+			if !got.Found || got.IntendedPercent > hi+1e-9 || got.IntendedPercent < hi*0.99 {
+				t.Errorf("%s bound %v: throughput %.3f%%, want just below %.3f%%\n%s", search, bound, got.IntendedPercent, hi, logTable(got.Trials))
+			}
+		}
+	}
+}
+
+// kernelDropTester marks every trial above ceilFPS tester-limited with
+// kernel drops: loss nobody can be blamed for.
+type kernelDropTester struct {
+	inner   Tester
+	ceilFPS float64
+}
+
+func (k kernelDropTester) Run(ctx context.Context, s trials.Spec) (trials.Result, error) {
+	res, err := k.inner.Run(ctx, s)
+	if err != nil || s.RateFPS <= k.ceilFPS || s.Duration == 0 {
+		return res, err
+	}
+	st := &res.Streams[0]
+	n := min(st.Received, 100)
+	st.Received -= n
+	st.Lost += n
+	st.KernelDrops = n
+	res.TesterLimited = true
+	res.TesterLimitReason = "receiver dropped frames in the kernel"
+	return res, nil
+}
+
+// TestTesterLimitNeverEndsASearch: a tester-limited trial with loss nobody
+// can be blamed for makes every search mode go on below, and the highest
+// clean pass is reported as "≥ X (tester-limited above)".
+func TestTesterLimitNeverEndsASearch(t *testing.T) {
+	const size, c, ceil = 64, 80.0, 30.0
+	lr := framing.LineRateFPS(testLink, size)
+	for _, search := range []Search{SearchMLR, SearchBinary, SearchCombo} {
+		t.Run(string(search), func(t *testing.T) {
+			sim := &SimDUT{LinkBps: testLink, CapacityBps: c / 100 * testLink}
+			p := testPlan([]Test{TestThroughput, TestLatency}, size)
+			p.Throughput.Search = search
+			res, err := (&Runner{Tester: kernelDropTester{inner: sim, ceilFPS: ceil / 100 * lr}, Plan: p, Sleep: noSleep}).Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, lat := res.Throughput[0], res.Latency[0]
+			if !got.Found || !got.TesterLimited || got.IntendedPercent > ceil*(1+1e-9) || got.IntendedPercent < ceil*0.98 {
+				t.Fatalf("found %v tester-limited %v at %.3f%% (%s %s): want ≥ just below %g%%\n%s", got.Found, got.TesterLimited, got.IntendedPercent, got.Reason, got.Note, ceil, logTable(got.Trials))
+			}
+			if search == SearchMLR && (!got.Goals[0].TesterLimited || !strings.Contains(got.Note, "tester-limited above")) {
+				t.Errorf("goal %+v note %q: want ≥ X (tester-limited above)", got.Goals[0], got.Note)
+			}
+			if lat.Skipped != "" || lat.RatePercent > ceil || !strings.Contains(lat.Note, "tester") {
+				t.Errorf("latency at %.3f%% (skipped %q, note %q): want it measured at the highest clean pass", lat.RatePercent, lat.Skipped, lat.Note)
+			}
+		})
+	}
+}
+
+// TestSearchProperty draws thousands of DUTs and search settings from a
+// logged seed and checks every search mode against the simulator's truth:
+// the throughput is never above the capacity with zero-loss goals, and
+// within the search's resolution below it.
+func TestSearchProperty(t *testing.T) {
+	seed := testSeed(t, "TestSearchProperty")
+	rng := rand.New(rand.NewPCG(seed, 2544))
+	sizes := []int{64, 128, 256, 512, 1024, 1280, 1518, 9000}
+	modes := []Search{SearchMLR, SearchBinary, SearchStep, SearchCombo}
+	n := 2000
+	if testing.Short() {
+		n = 200
+	}
+	for i := range n {
+		c := 0.5 + rng.Float64()*99.5 // % of line rate
+		size := sizes[rng.IntN(len(sizes))]
+		mode := modes[i%len(modes)]
+		p := testPlan([]Test{TestThroughput}, size)
+		p.NoProbe = true
+		p.Throughput.Search = mode
+		var width float64 // the resolution, in % of line rate, at the truth
+		switch mode {
+		case SearchMLR:
+			w := []float64{0.1, 0.5, 1, 2}[rng.IntN(4)]
+			p.Throughput.Goals = []Goal{{Name: "NDR", WidthPercent: w, ExceedRatio: []float64{0, 0.5}[rng.IntN(2)]}}
+			width = c * w / 100
+		case SearchBinary, SearchCombo:
+			if rng.IntN(2) == 0 {
+				p.Throughput.ResolutionPercent = []float64{0.1, 0.5, 1}[rng.IntN(3)]
+				width = p.Throughput.ResolutionPercent
+			} else {
+				p.Throughput.ResolutionRelativePercent = []float64{0.1, 0.5, 1}[rng.IntN(3)]
+				width = c * p.Throughput.ResolutionRelativePercent / 100
+			}
+			p.Throughput.MaxTrials = 60
+		case SearchStep:
+			p.Throughput.StepPercent = []float64{5, 10}[rng.IntN(2)]
+			p.Throughput.StartPercent = p.Throughput.StepPercent
+			width = p.Throughput.StepPercent
+		}
+		sim := &SimDUT{LinkBps: testLink, CapacityBps: c / 100 * testLink}
+		got, err := (&Runner{Tester: sim, Plan: p, Sleep: noSleep}).Throughput(context.Background(), size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		truth := c
+		if mode == SearchStep && c < p.Throughput.StartPercent {
+			if got.Found {
+				t.Errorf("case %d %s C=%.4f%%: found %.4f%% below the first step", i, mode, c, got.IntendedPercent)
+			}
+			continue
+		}
+		if !got.Found {
+			t.Errorf("case %d %s size %d C=%.4f%%: not found: %s\n%s", i, mode, size, c, got.Reason, logTable(got.Trials))
+			continue
+		}
+		// The simulator forwards whole frames: a trial passes up to one
+		// frame above the capacity.
+		frame := 100 / framing.LineRateFPS(testLink, size) / p.Trial.Duration.D().Seconds()
+		if got.IntendedPercent > truth+frame*1.5 {
+			t.Errorf("case %d %s size %d C=%.4f%%: throughput %.4f%% above the capacity\n%s", i, mode, size, c, got.IntendedPercent, logTable(got.Trials))
+		}
+		if got.IntendedPercent < truth-width*(1+1e-6)-1e-9 {
+			t.Errorf("case %d %s size %d C=%.4f%%: throughput %.4f%% more than the resolution %.4f below\n%s", i, mode, size, c, got.IntendedPercent, width, logTable(got.Trials))
+		}
+		if mode == SearchMLR && math.Abs(got.FPS-got.IntendedPercent/100*framing.LineRateFPS(testLink, size)) > 2 {
+			t.Errorf("case %d: conditional throughput %.1f fps is not the zero-loss offered rate at %.4f%%", i, got.FPS, got.IntendedPercent)
+		}
+	}
+}
