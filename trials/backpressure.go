@@ -1,0 +1,164 @@
+package trials
+
+import (
+	"fmt"
+	"strings"
+)
+
+// TxPressure is what one port's transmit thread measured about how the
+// kernel took its frames during a trial. It separates "the tester could not
+// go faster" (its thread busy all the time, nothing refused) from "the path
+// held the tester back" (the kernel refused frames or kept the transmit
+// ring's slots while the thread had time to spare): the second is Ethernet
+// flow control (PAUSE) on a real port, and a slow DUT behind a veth in the
+// lab.
+type TxPressure struct {
+	// Port is "A" or "B".
+	Port string `json:"port"`
+	// WallNs is how long the transmit loop ran.
+	WallNs int64 `json:"wall_ns"`
+	// CPUNs is the sending thread's CPU time (user + system) over WallNs,
+	// from getrusage(RUSAGE_THREAD); 0 when unknown.
+	CPUNs int64 `json:"cpu_ns"`
+	// Kicks counts transmit calls (sendto on the TX ring).
+	Kicks uint64 `json:"kicks"`
+	// Refused counts transmit calls the kernel refused (ENOBUFS: the
+	// device or the next hop dropped a frame and the kernel put it back
+	// in the ring; EAGAIN: socket buffer full). The frames were sent again.
+	Refused uint64 `json:"refused"`
+	// RingFullWaits counts times the sender found every TX ring slot held
+	// by the kernel; RingFullNs is the time it spent waiting for one.
+	RingFullWaits uint64 `json:"ring_full_waits"`
+	RingFullNs    int64  `json:"ring_full_ns"`
+}
+
+// Busy is the share (0–1) of the transmit loop's time the sending thread
+// spent on a CPU; 0 when unknown.
+func (p TxPressure) Busy() float64 {
+	if p.WallNs <= 0 || p.CPUNs <= 0 {
+		return 0
+	}
+	return min(float64(p.CPUNs)/float64(p.WallNs), 1)
+}
+
+// RefusedShare is the share of transmit calls the kernel refused.
+func (p TxPressure) RefusedShare() float64 {
+	if p.Kicks == 0 {
+		return 0
+	}
+	return float64(p.Refused) / float64(p.Kicks)
+}
+
+// RingFullShare is the share of the loop's time spent waiting for a free
+// TX ring slot.
+func (p TxPressure) RingFullShare() float64 {
+	if p.WallNs <= 0 {
+		return 0
+	}
+	return float64(p.RingFullNs) / float64(p.WallNs)
+}
+
+// Thresholds of the held-back rule (HeldBack).
+const (
+	// heldRefusedShare: at least this share of transmit calls refused
+	// means the path pushed back throughout the trial, not once.
+	heldRefusedShare = 0.05
+	// heldRingFullShare: the sender waited for ring slots at least this
+	// share of the time.
+	heldRingFullShare = 0.25
+	// heldIdleBusy: a thread on a CPU less than this share of the time
+	// had time to spare.
+	heldIdleBusy = 0.7
+	// heldBelowCeiling: an offered load below this fraction of the
+	// calibrated ceiling is far below what the tester can carry.
+	heldBelowCeiling = 0.8
+)
+
+// HeldBack reports whether the path, not the tester, held a sender back:
+// the kernel refused its frames throughout the trial (a PAUSEd NIC queue,
+// a DUT dropping at a veth's far end that the kernel reports back and
+// re-sends), or kept the TX ring's slots while the sending thread had time
+// to spare; and the offered load (fps, of that port) was far below the
+// tester's calibrated ceiling (ceilingFPS, 0 when unknown). It returns a
+// phrase saying what was seen.
+func HeldBack(p TxPressure, offeredFPS, ceilingFPS float64) (bool, string) {
+	if ceilingFPS > 0 && offeredFPS >= ceilingFPS*heldBelowCeiling {
+		return false, ""
+	}
+	var seen []string
+	if p.Refused > 0 && p.RefusedShare() >= heldRefusedShare {
+		seen = append(seen, fmt.Sprintf("the kernel refused %d of %d transmit calls (the next hop was full)", p.Refused, p.Kicks))
+	}
+	if p.RingFullShare() >= heldRingFullShare && p.Busy() > 0 && p.Busy() < heldIdleBusy {
+		seen = append(seen, fmt.Sprintf("the transmit ring was full %.0f%% of the time while the sending thread was on a CPU only %.0f%% of it",
+			100*p.RingFullShare(), 100*p.Busy()))
+	}
+	if len(seen) == 0 {
+		return false, ""
+	}
+	return true, fmt.Sprintf("port %s: %s", p.Port, strings.Join(seen, "; "))
+}
+
+// FlowControlNote is Result.FlowControlReason's first words for an accepted
+// rate of fps frames per second.
+func FlowControlNote(fps float64) string {
+	return fmt.Sprintf("flow-controlled: the DUT held the tester back at %.0f fps", fps)
+}
+
+// flowCheck collects the generator shortfalls of a trial's streams and
+// decides, once every other tester limit is known, whether they were the
+// path's doing (flow control) or the tester's.
+type flowCheck struct {
+	short [2][]string // generator reasons per sending port
+	fps   [2]float64  // offered fps per sending port
+}
+
+// add records one stream's generator verdict (generatorReasons) and its
+// offered load; port is the sending port's index.
+func (f *flowCheck) add(port int, r StreamResult, transient bool, reasons []string) (passOn bool) {
+	f.fps[port] += r.OfferedFPS
+	if transient || len(reasons) == 0 {
+		return true
+	}
+	f.short[port] = append(f.short[port], reasons...)
+	return false
+}
+
+// apply decides: when some generator fell short, no other tester limit
+// (receive-side kernel drops, the calibrated ceiling) is in lim, and every
+// short port was held back by the path (press, per port; nil when that port
+// did not send or did not measure), the trial is flow-controlled; otherwise
+// the shortfalls are tester limits.
+func (f *flowCheck) apply(res *Result, lim *limits, press [2]*TxPressure, ceiling map[int]float64, frameSize int) {
+	var why []string
+	held, any := true, false
+	for i := range f.short {
+		if len(f.short[i]) == 0 {
+			continue
+		}
+		any = true
+		if press[i] == nil {
+			held = false
+			break
+		}
+		ok, w := HeldBack(*press[i], f.fps[i], ceilingFor(ceiling, frameSize))
+		if !ok {
+			held = false
+			break
+		}
+		why = append(why, w)
+	}
+	if !any {
+		return
+	}
+	if !held || len(lim.reasons) > 0 {
+		for i := range f.short {
+			lim.add(false, f.short[i])
+		}
+		return
+	}
+	t := res.Totals()
+	res.FlowControlled = true
+	why = append(why, f.short[0]...)
+	res.FlowControlReason = FlowControlNote(t.OfferedFPS) + " (" + joinReasons(append(why, f.short[1]...)) + ")"
+}

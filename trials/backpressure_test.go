@@ -1,0 +1,84 @@
+package trials
+
+import (
+	"strings"
+	"testing"
+)
+
+// The figures are from trials measured on the lab (64-byte frames, 3000
+// firewall rules): a DUT that pushed back, and a tester at its own ceiling.
+func TestHeldBack(t *testing.T) {
+	pushedBack := TxPressure{Port: "A", WallNs: 1_063_739_939, CPUNs: 493_699_000, Kicks: 428_641, Refused: 8_717, RingFullWaits: 23_243, RingFullNs: 1_015_537_943}
+	atCeiling := TxPressure{Port: "A", WallNs: 1_020_033_022, CPUNs: 936_313_000, Kicks: 20_327}
+	pausedNIC := TxPressure{Port: "B", WallNs: 1e9, CPUNs: 9.9e8, Kicks: 1000, Refused: 400}
+	tests := []struct {
+		name             string
+		p                TxPressure
+		offered, ceiling float64
+		want             bool
+		why              string
+	}{
+		{"ring held, thread idle", pushedBack, 24457, 0, true, "transmit ring was full 95% of the time"},
+		{"ring held, far below the ceiling", pushedBack, 24457, 720000, true, "on a CPU only 46%"},
+		{"at the calibrated ceiling", pushedBack, 700000, 720000, false, ""},
+		{"busy thread, nothing refused", atCeiling, 637689, 0, false, ""},
+		{"refused throughout", pausedNIC, 100000, 0, true, "refused 400 of 1000"},
+		{"a few refusals", TxPressure{WallNs: 1e9, CPUNs: 9.9e8, Kicks: 1000, Refused: 3}, 100000, 0, false, ""},
+		{"ring full but thread busy", TxPressure{WallNs: 1e9, CPUNs: 9.5e8, Kicks: 10, RingFullNs: 8e8}, 100000, 0, false, ""},
+		{"no CPU time known", TxPressure{WallNs: 1e9, Kicks: 10, RingFullNs: 8e8}, 100000, 0, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, why := HeldBack(tt.p, tt.offered, tt.ceiling)
+			if got != tt.want || !strings.Contains(why, tt.why) {
+				t.Errorf("HeldBack = %v, %q; want %v containing %q", got, why, tt.want, tt.why)
+			}
+		})
+	}
+}
+
+func TestFlowCheck(t *testing.T) {
+	held := &TxPressure{Port: "A", WallNs: 1e9, CPUNs: 4e8, Kicks: 1000, Refused: 100, RingFullNs: 9e8}
+	busy := &TxPressure{Port: "A", WallNs: 1e9, CPUNs: 9.8e8, Kicks: 1000}
+	short := []string{"stream 1: generator sent 10 of 100 planned frames in time"}
+	r := StreamResult{ID: 1, OfferedFPS: 24000, Sent: 24000, Received: 24000}
+	tests := []struct {
+		name      string
+		press     [2]*TxPressure
+		other     []string // other tester limits (kernel drops, ceiling)
+		wantFC    bool
+		wantLimit bool
+	}{
+		{"held back", [2]*TxPressure{held}, nil, true, false},
+		{"tester busy", [2]*TxPressure{busy}, nil, false, true},
+		{"held back but receive drops", [2]*TxPressure{held}, []string{"port B: the receiving side dropped 5 frames"}, false, true},
+		{"not measured", [2]*TxPressure{}, nil, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var fc flowCheck
+			var lim limits
+			if fc.add(0, r, false, short) {
+				t.Fatal("add passed a shortfall on")
+			}
+			lim.add(false, tt.other)
+			res := Result{Streams: []StreamResult{r}}
+			fc.apply(&res, &lim, tt.press, nil, 64)
+			lim.apply(&res)
+			if res.FlowControlled != tt.wantFC || res.TesterLimited != tt.wantLimit {
+				t.Fatalf("flow-controlled %v, tester-limited %v (%q / %q); want %v, %v",
+					res.FlowControlled, res.TesterLimited, res.FlowControlReason, res.TesterLimitReason, tt.wantFC, tt.wantLimit)
+			}
+			if tt.wantFC && !strings.HasPrefix(res.FlowControlReason, "flow-controlled: the DUT held the tester back at 24000 fps (port A:") {
+				t.Errorf("reason %q", res.FlowControlReason)
+			}
+			if !tt.wantFC && !strings.Contains(res.TesterLimitReason, short[0]) {
+				t.Errorf("tester-limit reason %q lacks the shortfall", res.TesterLimitReason)
+			}
+		})
+	}
+	var fc flowCheck
+	if !fc.add(0, r, true, []string{"stall"}) || !fc.add(0, r, false, nil) {
+		t.Error("a transient stall or no reason must be passed on to the tester limits")
+	}
+}
