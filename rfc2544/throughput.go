@@ -109,6 +109,7 @@ type search struct {
 	limited            *TrialRecord // the tester-limited trial that stopped the search
 	limitedOK          bool         // it lost no more than the tolerance
 	capped             bool
+	flow               *TrialRecord // the latest flow-controlled pass
 	lastFailed         bool
 	// dir, when set, sends the search's single stream in this direction
 	// (a per-direction search of a bidirectional plan).
@@ -156,6 +157,12 @@ func (s *search) try(ctx context.Context, load float64) (stop bool, err error) {
 	s.lastFailed = false
 	switch rec.Outcome {
 	case OutcomePass:
+		if rec.Result.FlowControlled {
+			// The DUT held the tester back (flow control) and lost
+			// nothing: it carried the offered load, not the intended.
+			s.fail(load)
+			load, s.flow = rec.OfferedPercent, &rec
+		}
 		if !s.havePass || load > s.lo {
 			s.lo, s.pass = load, &rec
 		}
@@ -268,6 +275,9 @@ func (s *search) conclude() *TrialRecord {
 	out.FPS = best.OfferedFPS
 	out.L1Bps = framing.L1Bps(out.FPS, s.size)
 	out.L2Bps = framing.L2Bps(out.FPS, s.size)
+	if s.flow != nil {
+		out.Note = s.flow.Result.FlowControlReason
+	}
 	if s.capped {
 		hi := "none"
 		if s.haveFail {
