@@ -181,6 +181,14 @@ type Config struct {
 	// processing runs on the last CPU so an overrun DUT drops frames (as
 	// hardware does) instead of slowing the sender.
 	NoRPS bool `json:"no_rps,omitempty"`
+	// DUTBackpressure keeps the kernel DUT's ingress veths in their plain
+	// mode, in which a drop at the DUT's full backlog is reported to the
+	// sending socket and the tester's TX ring sends the frame again: an
+	// overrun DUT then holds the tester back (as Ethernet flow control
+	// would) instead of dropping. False (the default) turns GRO on at the
+	// DUT's ingress so the veth queues and the DUT drops like an appliance
+	// (and, with RPS, on its own CPU).
+	DUTBackpressure bool `json:"dut_backpressure,omitempty"`
 }
 
 // Limits of the lab's settings.
@@ -325,6 +333,9 @@ func (c Config) Validate() error {
 		if c.MTUA != c.MTUB && c.MTUA != 0 && c.MTUB != 0 {
 			return fmt.Errorf("invalid mtu-a %d / mtu-b %d for topology loop: one link has one MTU, use --mtu", c.MTUA, c.MTUB)
 		}
+	}
+	if c.DUTBackpressure && (c.Topology == TopologyLoop || c.DUT == DUTRelay) {
+		return errors.New("invalid dut-backpressure: it sets how the kernel DUT's ingress takes frames; use it with --topology router --dut kernel")
 	}
 	if c.DUT == DUTRelay {
 		if c.FWRules > 0 || c.AtoB.RateBps > 0 || c.BtoA.RateBps > 0 || c.AtoB.LimitPackets > 0 || c.BtoA.LimitPackets > 0 {

@@ -47,3 +47,54 @@ func disableOffloads(ns, ifname string) error {
 		return nil
 	})
 }
+
+// setGRO turns generic receive offload of ifname inside ns on or off. On a
+// veth, GRO on the receiving end puts it in NAPI mode: the sender's transmit
+// only queues the frame on the veth's ring, and the receive work (and, with
+// RPS, the enqueue to the DUT CPU's backlog, where an overrun DUT drops) runs
+// later in a softirq. A drop there is not reported back to the sending
+// socket, so the tester is not held back; with GRO off the backlog's drop
+// is returned to the sender's transmit call, which PACKET_TX_RING answers by
+// sending the frame again: back-pressure.
+func setGRO(ns, ifname string, on bool) error {
+	return nsutil.Do(ns, func() error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("ethtool socket: %w", err)
+		}
+		defer unix.Close(fd)
+		ev := ethtoolValue{cmd: unix.ETHTOOL_SGRO}
+		if on {
+			ev.data = 1
+		}
+		var ifr ifreqPtr
+		copy(ifr.name[:], ifname)
+		ifr.data = unsafe.Pointer(&ev)
+		if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr))); errno != 0 {
+			return fmt.Errorf("set gro %v on %s in %s: %w", on, ifname, ns, errno)
+		}
+		return nil
+	})
+}
+
+// getGRO reads GRO of ifname inside ns (for tests and status).
+func getGRO(ns, ifname string) (bool, error) {
+	var on bool
+	err := nsutil.Do(ns, func() error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("ethtool socket: %w", err)
+		}
+		defer unix.Close(fd)
+		ev := ethtoolValue{cmd: unix.ETHTOOL_GGRO}
+		var ifr ifreqPtr
+		copy(ifr.name[:], ifname)
+		ifr.data = unsafe.Pointer(&ev)
+		if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr))); errno != 0 {
+			return fmt.Errorf("get gro of %s in %s: %w", ifname, ns, errno)
+		}
+		on = ev.data != 0
+		return nil
+	})
+	return on, err
+}

@@ -22,6 +22,7 @@ type Flags struct {
 	fwRules                        int
 	seed                           uint64
 	noRPS                          bool
+	backpressure                   bool
 }
 
 // AddFlags registers the lab settings on fs: --topology, --dut, --rate,
@@ -56,6 +57,7 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	fs.IntVar(&f.mtuA, "mtu-a", 0, "IP MTU of the A-side link in `bytes` (overrides --mtu)")
 	fs.IntVar(&f.mtuB, "mtu-b", 0, "IP MTU of the B-side link in `bytes` (overrides --mtu)")
 	fs.BoolVar(&f.noRPS, "no-rps", false, "do not steer the DUT's receive processing to its own CPU")
+	fs.BoolVar(&f.backpressure, "dut-backpressure", false, "an overrun kernel DUT holds the sender back (as Ethernet flow control) instead of dropping like an appliance")
 	return f
 }
 
@@ -138,6 +140,7 @@ func (f *Flags) Config(name string) (Config, error) {
 		}
 	}
 	c.NoRPS = f.noRPS
+	c.DUTBackpressure = f.backpressure
 	if err := c.Validate(); err != nil {
 		return Config{}, err
 	}

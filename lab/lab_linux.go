@@ -231,6 +231,11 @@ func buildRouter(ctx context.Context, st *State) error {
 	if cfg.DUT == DUTRelay {
 		return startRelay(ctx, st)
 	}
+	for _, ifc := range []string{ifDutA, ifDutB} {
+		if err := setGRO(nsDUT, ifc, !cfg.DUTBackpressure); err != nil {
+			return err
+		}
+	}
 	if err := applyQdiscs(hd, nsDUT, cfg); err != nil {
 		return err
 	}
