@@ -3,6 +3,7 @@ package trials
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // TxPressure is what one port's transmit thread measured about how the
@@ -30,6 +31,8 @@ type TxPressure struct {
 	// by the kernel; RingFullNs is the time it spent waiting for one.
 	RingFullWaits uint64 `json:"ring_full_waits"`
 	RingFullNs    int64  `json:"ring_full_ns"`
+	// RingFullMaxNs is the longest single wait for a free slot.
+	RingFullMaxNs int64 `json:"ring_full_max_ns"`
 }
 
 // Busy is the share (0–1) of the transmit loop's time the sending thread
@@ -114,9 +117,17 @@ type flowCheck struct {
 }
 
 // add records one stream's generator verdict (generatorReasons) and its
-// offered load; port is the sending port's index.
-func (f *flowCheck) add(port int, r StreamResult, transient bool, reasons []string) (passOn bool) {
+// offered load; port is the sending port's index and p its measurements
+// (nil when unknown). passOn says the caller should add the reasons to the
+// tester limits at once. A stall (transient) the sender spent waiting for
+// ring slots the kernel held (p.RingFullMaxNs covers the lag) is not the
+// tester's: a DUT whose queue holds the slots is overloaded, so the loss is
+// its own, and the stall is dropped.
+func (f *flowCheck) add(port int, r StreamResult, transient bool, reasons []string, p *TxPressure, maxLag time.Duration) (passOn bool) {
 	f.fps[port] += r.OfferedFPS
+	if transient && p != nil && r.MaxLagNs <= p.RingFullMaxNs+int64(maxLag) {
+		return false
+	}
 	if transient || len(reasons) == 0 {
 		return true
 	}

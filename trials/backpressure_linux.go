@@ -48,8 +48,10 @@ func (x *txPressure) kicked(refused bool) {
 
 // ringFull records a wait for a free ring slot that began at since.
 func (x *txPressure) ringFull(since time.Time) {
+	d := int64(time.Since(since))
 	x.p.RingFullWaits++
-	x.p.RingFullNs += int64(time.Since(since))
+	x.p.RingFullNs += d
+	x.p.RingFullMaxNs = max(x.p.RingFullMaxNs, d)
 }
 
 // txPressures collects the raw transmitters' measurements into

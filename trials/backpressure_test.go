@@ -3,6 +3,7 @@ package trials
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // The figures are from trials measured on the lab (64-byte frames, 3000
@@ -58,7 +59,7 @@ func TestFlowCheck(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var fc flowCheck
 			var lim limits
-			if fc.add(0, r, false, short) {
+			if fc.add(0, r, false, short, tt.press[0], 0) {
 				t.Fatal("add passed a shortfall on")
 			}
 			lim.add(false, tt.other)
@@ -78,7 +79,13 @@ func TestFlowCheck(t *testing.T) {
 		})
 	}
 	var fc flowCheck
-	if !fc.add(0, r, true, []string{"stall"}) || !fc.add(0, r, false, nil) {
-		t.Error("a transient stall or no reason must be passed on to the tester limits")
+	stalled := r
+	stalled.MaxLagNs = 40e6
+	if !fc.add(0, stalled, true, []string{"stall"}, busy, 2*time.Millisecond) || !fc.add(0, r, false, nil, nil, 0) {
+		t.Error("a stall of the tester or no reason must be passed on to the tester limits")
+	}
+	waited := &TxPressure{WallNs: 1e9, CPUNs: 5e8, RingFullNs: 1e8, RingFullMaxNs: 39e6}
+	if fc.add(0, stalled, true, []string{"stall"}, waited, 2*time.Millisecond) {
+		t.Error("a stall spent waiting for ring slots the kernel held was blamed on the tester")
 	}
 }

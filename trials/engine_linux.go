@@ -318,7 +318,7 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 			kdropsAssigned[to] = true
 		}
 		res.Streams = append(res.Streams, r)
-		if gt, gr := generatorReasons(st, r, intended, tol, e.cfg.MaxLag, stop.Load()); fc.add(sender(st.spec.Direction), r, gt, gr) {
+		if gt, gr := generatorReasons(st, r, intended, tol, e.cfg.MaxLag, stop.Load()); fc.add(sender(st.spec.Direction), r, gt, gr, press[sender(st.spec.Direction)], e.cfg.MaxLag) {
 			lim.add(gt, gr)
 		}
 		if r.KernelDrops > 0 {
