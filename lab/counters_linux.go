@@ -70,7 +70,9 @@ func (s *State) dutCounters() (DUTCounters, error) {
 		if err != nil && !errors.Is(err, unix.ENOENT) {
 			return c, err
 		}
-		c.LossDropsAB, c.LossDropsBA, c.Accepted = m[tagLossAB], m[tagLossBA], m[tagAccept]
+		c.LossDropsAB, c.LossDropsBA = m[tagLossAB], m[tagLossBA]
+		c.Accepted = m[tagAccept] + m[tagAccept6] + m[tagEstablished]
+		c.InvalidDrops, c.SetDrops = m[tagInvalid], m[tagSet]
 	}
 	return c, nil
 }

@@ -19,7 +19,8 @@ type Flags struct {
 	delay, jitter                  string
 	reorder, reorderGap, duplicate string
 	mtu, mtuA, mtuB                int
-	fwRules                        int
+	fwRules, fwSet                 int
+	fwStateful                     bool
 	seed                           uint64
 	noRPS                          bool
 	backpressure                   bool
@@ -28,7 +29,8 @@ type Flags struct {
 // AddFlags registers the lab settings on fs: --topology, --dut, --rate,
 // --rate-ab, --rate-ba, --burst[-ab|-ba], --limit[-ab|-ba], --loss[-ab|-ba],
 // --delay, --jitter, --reorder, --reorder-gap, --duplicate, --seed,
-// --fw-rules, --mtu, --mtu-a, --mtu-b and --no-rps. The name is not among
+// --fw-rules, --fw-set, --fw-stateful, --mtu, --mtu-a, --mtu-b, --no-rps
+// and --dut-backpressure. The name is not among
 // them: each verb names its lab its own way.
 func AddFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{}
@@ -53,6 +55,8 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.duplicate, "duplicate", "", "relay: `percent` of frames sent twice")
 	fs.Uint64Var(&f.seed, "seed", 0, "relay: random `seed` (default from the clock)")
 	fs.IntVar(&f.fwRules, "fw-rules", 0, "`N` non-matching firewall rules the DUT evaluates per packet before accepting it")
+	fs.IntVar(&f.fwSet, "fw-set", 0, "`N` addresses in an nftables set the DUT looks each packet's source up in once")
+	fs.BoolVar(&f.fwStateful, "fw-stateful", false, "stateful DUT rule base: conntrack established/related accept, invalid drop, new test flows accepted by an explicit rule, policy drop")
 	fs.IntVar(&f.mtu, "mtu", 0, "IP MTU of both links in `bytes`, e.g. 9000 (default 1500)")
 	fs.IntVar(&f.mtuA, "mtu-a", 0, "IP MTU of the A-side link in `bytes` (overrides --mtu)")
 	fs.IntVar(&f.mtuB, "mtu-b", 0, "IP MTU of the B-side link in `bytes` (overrides --mtu)")
@@ -64,7 +68,7 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 // Config turns the parsed flags into a validated Config named name. Errors
 // name the flag, the bad value and an example.
 func (f *Flags) Config(name string) (Config, error) {
-	c := Config{Name: name, FWRules: f.fwRules}
+	c := Config{Name: name, FWRules: f.fwRules, FWSet: f.fwSet, FWStateful: f.fwStateful}
 	var err error
 	if c.Topology, err = ParseTopology(f.topology); err != nil {
 		return Config{}, fmt.Errorf("--topology: %w", err)

@@ -104,8 +104,8 @@ func checkFeatures(cfg Config, f Features) error {
 	if (cfg.AtoB.RateBps > 0 || cfg.BtoA.RateBps > 0) && !f.Tbf {
 		return fmt.Errorf("--rate needs the tbf qdisc, which this kernel lacks (CONFIG_NET_SCH_TBF): %w", ErrNotSupported)
 	}
-	if (cfg.AtoB.LossPercent > 0 || cfg.BtoA.LossPercent > 0 || cfg.FWRules > 0) && !f.Nftables {
-		return fmt.Errorf("--loss and --fw-rules need nftables, which this kernel lacks (CONFIG_NF_TABLES, CONFIG_NFT_NUMGEN): use --dut relay for loss: %w", ErrNotSupported)
+	if (cfg.AtoB.LossPercent > 0 || cfg.BtoA.LossPercent > 0 || cfg.FWRules > 0 || cfg.FWSet > 0 || cfg.FWStateful) && !f.Nftables {
+		return fmt.Errorf("--loss, --fw-rules, --fw-set and --fw-stateful need nftables, which this kernel lacks (CONFIG_NF_TABLES, CONFIG_NFT_NUMGEN): use --dut relay for loss: %w", ErrNotSupported)
 	}
 	return nil
 }

@@ -1,0 +1,178 @@
+//go:build linux
+
+package lab_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/lab/labtest"
+	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/trials"
+)
+
+// fwEngine opens the raw engine on a lab's tester ports, its sending
+// threads kept off the DUT's CPU as the CLI does.
+func fwEngine(t *testing.T, ctx context.Context, st *lab.State) *trials.Engine {
+	t.Helper()
+	pc := func(p lab.Port) trials.PortConfig {
+		return trials.PortConfig{Namespace: p.Namespace, Interface: p.Interface, Addr: p.IPv4, Gateway: p.GatewayV4}
+	}
+	cfg := trials.Config{A: pc(st.A), B: pc(st.B)}
+	if len(st.DUTCPUs) > 0 && runtime.NumCPU() > 1 {
+		cfg.TxCPU, cfg.RxCPU = 1, 1 // CPU 0; the DUT has the last one
+	}
+	e, err := trials.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// fwCapacity is the ground truth: the DUT's own forwarded-packet counter
+// over a trial offered far above what it can carry (rate fps for d),
+// divided by the time frames were offered.
+func fwCapacity(t *testing.T, ctx context.Context, st *lab.State, e *trials.Engine, size int, rate float64, d time.Duration) float64 {
+	t.Helper()
+	c0, err := st.DUTCounters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(ctx, trials.Spec{FrameSize: size, RateFPS: rate, Duration: d, Settle: 300 * time.Millisecond,
+		Streams: []trials.Stream{{ID: 1, Direction: trials.AtoB}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, err := st.DUTCounters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Streams[0]
+	fwd := float64(c1.Forwarded4 - c0.Forwarded4)
+	capFPS := fwd / s.TxSeconds
+	t.Logf("%d B capacity: offered %.0f fps for %.2f s, the DUT forwarded %.0f (%.0f fps), dropped at ingress %d; trial flow-controlled %v tester-limited %v",
+		size, s.OfferedFPS, s.TxSeconds, fwd, capFPS, c1.DutA.RxDropped-c0.DutA.RxDropped, res.FlowControlled, res.TesterLimited)
+	return capFPS
+}
+
+// fwSearch runs the throughput search at size between lo and hi fps, to
+// within 1 % of hi.
+func fwSearch(t *testing.T, ctx context.Context, e *trials.Engine, size int, lo, hi float64) rfc2544.ThroughputResult {
+	t.Helper()
+	const link = 10e9
+	pct := func(fps float64) float64 { return framing.FPSToPercent(fps, link, size) }
+	r := &rfc2544.Runner{Tester: e, Plan: rfc2544.Plan{
+		Profile:    rfc2544.ProfileQuick,
+		Tests:      []rfc2544.Test{rfc2544.TestThroughput},
+		FrameSizes: []int{size},
+		LinkBps:    link,
+		NoProbe:    true,
+		Trial:      rfc2544.TrialConfig{Duration: rfc2544.Duration(time.Second), Settle: rfc2544.Duration(300 * time.Millisecond)},
+		Throughput: rfc2544.ThroughputConfig{Search: rfc2544.SearchBinary, InitialPercent: pct(hi), MinPercent: pct(lo), MaxPercent: pct(hi),
+			ResolutionPercent: pct(hi) / 100, StartPercent: pct(lo), StepPercent: pct(hi) / 10, MaxTrials: 20},
+	}}
+	res, err := r.Throughput(ctx, size)
+	if err != nil {
+		t.Fatalf("throughput %d B: %v", size, err)
+	}
+	for _, tr := range res.Trials {
+		t.Logf("  step %d: intended %.0f offered %.0f fps, loss %.3f%%, %s %s%s", tr.Step, tr.IntendedFPS, tr.OfferedFPS,
+			tr.LossPercent, tr.Outcome, tr.TesterLimitReason, tr.Result.FlowControlReason)
+	}
+	return res
+}
+
+// TestFirewallThroughputIsTheDUTs: through a firewall DUT of N linear rules
+// (N drawn at 200–5000, stateful on and off), the throughput at 64 and 512
+// bytes is the DUT's (not tester-limited) and lies between 0.9× and 1× the
+// capacity the DUT's own counters show at overload.
+func TestFirewallThroughputIsTheDUTs(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 0))
+	for _, stateful := range []bool{false, true} {
+		n := 200 + rng.IntN(4801)
+		t.Logf("seed %d: stateful %v, %d rules", seed, stateful, n)
+		t.Run(map[bool]string{false: "stateless", true: "stateful"}[stateful], func(t *testing.T) {
+			st := labtest.New(t, lab.Config{FWRules: n, FWStateful: stateful})
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			e := fwEngine(t, ctx, st)
+			for _, size := range []int{64, 512} {
+				// Overload: ten times what a DUT of n rules was seen to carry
+				// on this box (about 7e7/n fps), at least 100 kfps.
+				over := max(10*7e7/float64(n), 100e3)
+				capFPS := fwCapacity(t, ctx, st, e, size, over, 2*time.Second)
+				res := fwSearch(t, ctx, e, size, 0.5*capFPS, 1.2*capFPS)
+				capFPS = max(capFPS, fwCapacity(t, ctx, st, e, size, over, 2*time.Second))
+				t.Logf("%d rules (stateful %v), %d B: throughput %.0f fps = %.3f × capacity %.0f fps; found %v tester-limited %v %s",
+					n, stateful, size, res.FPS, res.FPS/capFPS, capFPS, res.Found, res.TesterLimited, res.Note)
+				if !res.Found || res.TesterLimited {
+					t.Errorf("%d B: found %v tester-limited %v (%s): want the DUT's throughput", size, res.Found, res.TesterLimited, res.TesterLimitReason)
+				}
+				if res.FPS > capFPS || res.FPS < 0.9*capFPS {
+					t.Errorf("%d B: throughput %.0f fps is %.3f × the DUT's capacity %.0f fps; want 0.9–1", size, res.FPS, res.FPS/capFPS, capFPS)
+				}
+			}
+		})
+	}
+}
+
+// TestFirewallPushBackIsFlowControlled: on the push-back lab mode a DUT of N
+// rules holds the sender back; the trial is flow-controlled, never
+// tester-limited, and the search reports the DUT's rate with the note.
+func TestFirewallPushBackIsFlowControlled(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	n := 200 + rand.New(rand.NewPCG(seed, 0)).IntN(4801)
+	t.Logf("seed %d: %d rules", seed, n)
+	st := labtest.New(t, lab.Config{FWRules: n, DUTBackpressure: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	e := fwEngine(t, ctx, st)
+	res, err := e.Run(ctx, trials.Spec{FrameSize: 64, RateFPS: 1e6, Duration: time.Second, Settle: 300 * time.Millisecond,
+		Streams: []trials.Stream{{ID: 1, Direction: trials.AtoB}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("offered %.0f fps, loss %.3f%%; %+v; flow-controlled %v %q; tester-limited %v %q", res.Streams[0].OfferedFPS, res.LossPercent(),
+		res.TxPressure, res.FlowControlled, res.FlowControlReason, res.TesterLimited, res.TesterLimitReason)
+	if !res.FlowControlled || res.TesterLimited || !strings.HasPrefix(res.FlowControlReason, "flow-controlled: the DUT held the tester back at ") {
+		t.Fatalf("flow-controlled %v, tester-limited %v: want a flow-controlled trial", res.FlowControlled, res.TesterLimited)
+	}
+	sr := fwSearch(t, ctx, e, 64, 1e3, 1e6)
+	t.Logf("throughput %.0f fps, note %q", sr.FPS, sr.Note)
+	if !sr.Found || sr.TesterLimited || !strings.HasPrefix(sr.Note, "flow-controlled:") {
+		t.Errorf("search: found %v tester-limited %v note %q: want the DUT's throughput with the flow-control note", sr.Found, sr.TesterLimited, sr.Note)
+	}
+	for _, tr := range sr.Trials {
+		if tr.Outcome == rfc2544.OutcomeTesterLimited {
+			t.Errorf("step %d tester-limited on a DUT that pushes back: %s", tr.Step, tr.TesterLimitReason)
+		}
+	}
+}
+
+// TestUnshapedLabIsTesterLimited: through a DUT with no rules (the default
+// lab), 64-byte frames at 10 Gbit/s line rate are beyond this tester: the
+// trial is tester-limited, not flow-controlled.
+func TestUnshapedLabIsTesterLimited(t *testing.T) {
+	st := labtest.New(t, lab.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	e := fwEngine(t, ctx, st)
+	res, err := e.Run(ctx, trials.Spec{FrameSize: 64, RateFPS: framing.LineRateFPS(10e9, 64), Duration: time.Second,
+		Settle: 300 * time.Millisecond, Streams: []trials.Stream{{ID: 1, Direction: trials.AtoB}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("offered %.0f fps; %+v; flow-controlled %v %q; tester-limited %v %q", res.Streams[0].OfferedFPS, res.TxPressure,
+		res.FlowControlled, res.FlowControlReason, res.TesterLimited, res.TesterLimitReason)
+	if !res.TesterLimited || res.FlowControlled {
+		t.Errorf("tester-limited %v, flow-controlled %v: want tester-limited", res.TesterLimited, res.FlowControlled)
+	}
+}
