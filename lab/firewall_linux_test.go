@@ -100,6 +100,12 @@ func (m *dutMeter) Run(ctx context.Context, spec trials.Spec) (trials.Result, er
 	return res, nil
 }
 
+// fwTrial is the search's trial duration. A DUT with a buffer of B frames
+// (its backlog, netdev_max_backlog) carries a load up to B/fwTrial fps above
+// its capacity for a whole trial without loss: RFC 2544's 60 s trials make
+// that bias small; this test allows it explicitly.
+const fwTrial = 2 * time.Second
+
 // fwSearch runs the throughput search at size between lo and hi fps, to
 // within 1 % of hi.
 func fwSearch(t *testing.T, ctx context.Context, e rfc2544.Tester, size int, lo, hi float64) rfc2544.ThroughputResult {
@@ -112,7 +118,7 @@ func fwSearch(t *testing.T, ctx context.Context, e rfc2544.Tester, size int, lo,
 		FrameSizes: []int{size},
 		LinkBps:    link,
 		NoProbe:    true,
-		Trial:      rfc2544.TrialConfig{Duration: rfc2544.Duration(time.Second), Settle: rfc2544.Duration(300 * time.Millisecond)},
+		Trial:      rfc2544.TrialConfig{Duration: rfc2544.Duration(fwTrial), Settle: rfc2544.Duration(300 * time.Millisecond)},
 		Throughput: rfc2544.ThroughputConfig{Search: rfc2544.SearchBinary, InitialPercent: pct(hi), MinPercent: pct(lo), MaxPercent: pct(hi),
 			ResolutionPercent: pct(hi) / 100, StartPercent: pct(lo), StepPercent: pct(hi) / 10, MaxTrials: 20},
 	}}
@@ -130,7 +136,8 @@ func fwSearch(t *testing.T, ctx context.Context, e rfc2544.Tester, size int, lo,
 // TestFirewallThroughputIsTheDUTs: through a firewall DUT of N linear rules
 // (N drawn at 200–5000, stateful on and off), the throughput at 64 and 512
 // bytes is the DUT's (not tester-limited) and lies between 0.9× and 1× the
-// capacity the DUT's own counters show at overload.
+// capacity the DUT's own counters show at overload (plus the overload its
+// backlog can hide in one trial, see fwTrial).
 func TestFirewallThroughputIsTheDUTs(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 0))
@@ -158,8 +165,12 @@ func TestFirewallThroughputIsTheDUTs(t *testing.T) {
 				if !res.Found || res.TesterLimited {
 					t.Errorf("%d B: found %v tester-limited %v (%s): want the DUT's throughput", size, res.Found, res.TesterLimited, res.TesterLimitReason)
 				}
-				if res.FPS > capFPS || res.FPS < 0.9*capFPS {
-					t.Errorf("%d B: throughput %.0f fps is %.3f × the DUT's capacity %.0f fps; want 0.9–1", size, res.FPS, res.FPS/capFPS, capFPS)
+				// A zero-loss trial of fwTrial can hide m.backlog frames
+				// of overload in the DUT's queue.
+				hidden := m.backlog / fwTrial.Seconds()
+				if res.FPS > capFPS+hidden || res.FPS < 0.9*capFPS {
+					t.Errorf("%d B: throughput %.0f fps is %.3f × the DUT's capacity %.0f fps; want 0.9–1 (+ %.0f fps its %.0f-frame backlog hides in a %v trial)",
+						size, res.FPS, res.FPS/capFPS, capFPS, hidden, m.backlog, fwTrial)
 				}
 			}
 		})
@@ -214,6 +225,12 @@ func TestUnshapedLabIsTesterLimited(t *testing.T) {
 	}
 	t.Logf("offered %.0f fps; %+v; flow-controlled %v %q; tester-limited %v %q", res.Streams[0].OfferedFPS, res.TxPressure,
 		res.FlowControlled, res.FlowControlReason, res.TesterLimited, res.TesterLimitReason)
+	if w := e.PauseWarnings(); len(w) > 0 {
+		t.Errorf("veth ports have no flow control, yet: %q", w)
+	}
+	if len(res.TxPressure) != 1 || res.TxPressure[0].PauseCounted {
+		t.Errorf("tx pressure %+v: want one port, without PAUSE counters (veth)", res.TxPressure)
+	}
 	if !res.TesterLimited || res.FlowControlled {
 		t.Errorf("tester-limited %v, flow-controlled %v: want tester-limited", res.TesterLimited, res.FlowControlled)
 	}

@@ -33,6 +33,12 @@ type TxPressure struct {
 	RingFullNs    int64  `json:"ring_full_ns"`
 	// RingFullMaxNs is the longest single wait for a free slot.
 	RingFullMaxNs int64 `json:"ring_full_max_ns"`
+	// PauseRx is the Ethernet PAUSE frames the port received during the
+	// trial (the link partner asked it to stop sending), from the driver's
+	// statistics; PauseCounted says the driver has such counters (real
+	// NICs; not veth).
+	PauseRx      uint64 `json:"pause_rx_frames,omitempty"`
+	PauseCounted bool   `json:"pause_counted,omitempty"`
 }
 
 // Busy is the share (0–1) of the transmit loop's time the sending thread
@@ -89,6 +95,9 @@ func HeldBack(p TxPressure, offeredFPS, ceilingFPS float64) (bool, string) {
 		return false, ""
 	}
 	var seen []string
+	if p.PauseRx > 0 {
+		seen = append(seen, fmt.Sprintf("the link partner sent %d PAUSE frames (Ethernet flow control acted)", p.PauseRx))
+	}
 	if p.Refused > 0 && p.RefusedShare() >= heldRefusedShare {
 		seen = append(seen, fmt.Sprintf("the kernel refused %d of %d transmit calls (the next hop was full)", p.Refused, p.Kicks))
 	}

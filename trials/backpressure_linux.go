@@ -57,7 +57,9 @@ func (x *txPressure) ringFull(since time.Time) {
 // txPressures collects the raw transmitters' measurements into
 // res.TxPressure and returns them per port (nil: the port did not send on a
 // raw transmitter).
-func txPressures(txs [2]trialTx, res *Result) [2]*TxPressure {
+// paused is each port's PAUSE frames received (pauseSnap.since; -1:
+// not counted).
+func txPressures(txs [2]trialTx, res *Result, paused [2]int64) [2]*TxPressure {
 	var out [2]*TxPressure
 	for i, tx := range txs {
 		t, ok := tx.(*transmitter)
@@ -66,6 +68,9 @@ func txPressures(txs [2]trialTx, res *Result) [2]*TxPressure {
 		}
 		p := t.press.p
 		p.Port = t.p.name
+		if paused[i] >= 0 {
+			p.PauseRx, p.PauseCounted = uint64(paused[i]), true
+		}
 		res.TxPressure = append(res.TxPressure, p)
 		out[i] = &res.TxPressure[len(res.TxPressure)-1]
 	}

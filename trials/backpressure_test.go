@@ -89,3 +89,48 @@ func TestFlowCheck(t *testing.T) {
 		t.Error("a stall spent waiting for ring slots the kernel held was blamed on the tester")
 	}
 }
+
+func TestPauseStat(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		rx, tx bool
+	}{
+		{"rx_pause_frames", true, false},
+		{"tx_pause_frames", false, true},
+		{"rx_pause_ctrl_phy", true, false},
+		{"tx_pause_ctrl_phy", false, true},
+		{"rx_flow_control_xoff", true, false},
+		{"tx_flow_control_xoff", false, true},
+		{"rx_flow_control_xon", false, false},
+		{"port.link_xoff_rx", true, false},
+		{"port.link_xoff_tx", false, true},
+		{"rx_prio3_pause", false, false},
+		{"tx_pause_storm_warning_events", false, true},
+		{"rx_pause_duration", false, false},
+		{"rx_packets", false, false},
+	} {
+		rx, tx := pauseStat(tt.name)
+		if rx != tt.rx || tx != tt.tx {
+			t.Errorf("pauseStat(%q) = %v, %v; want %v, %v", tt.name, rx, tx, tt.rx, tt.tx)
+		}
+	}
+	rx, tx := sumPause([]string{"rx_packets", "rx_pause_frames", "tx_pause_frames", "rx_flow_control_xoff"}, []uint64{100, 7, 3, 5})
+	if rx != 12 || tx != 3 {
+		t.Errorf("sumPause = %d, %d; want 12, 3", rx, tx)
+	}
+}
+
+func TestPauseWarning(t *testing.T) {
+	if w := PauseWarning("port A", "eth1", PauseParam{Autoneg: true}); w != "" {
+		t.Errorf("pause off: warning %q", w)
+	}
+	w := PauseWarning("port A (interface eth1)", "eth1", PauseParam{Autoneg: true, RX: true, TX: true})
+	for _, s := range []string{"port A (interface eth1)", "flow control is on", "ethtool -A eth1 autoneg off rx off tx off"} {
+		if !strings.Contains(w, s) {
+			t.Errorf("warning %q lacks %q", w, s)
+		}
+	}
+	if ok, why := HeldBack(TxPressure{Port: "A", PauseRx: 1200, PauseCounted: true}, 1e5, 0); !ok || !strings.Contains(why, "1200 PAUSE frames") {
+		t.Errorf("PAUSE frames received: HeldBack = %v, %q", ok, why)
+	}
+}

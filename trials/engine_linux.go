@@ -284,6 +284,7 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 	var stop atomic.Bool
 	stopCtx := context.AfterFunc(ctx, func() { stop.Store(true) })
 	defer stopCtx()
+	pz := snapPause(e.ports)
 	res.Start = time.Now()
 	var txs [2]trialTx
 	for i, p := range e.ports {
@@ -304,7 +305,7 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 	res.Paths.TxSched = lastTxSched()
 	var lim limits
 	var fc flowCheck
-	press := txPressures(txs, &res)
+	press := txPressures(txs, &res, pz.since(e.ports))
 	tol := e.cfg.TesterLimitTolerance
 	kdropsAssigned := [2]bool{}
 	for _, st := range states {
