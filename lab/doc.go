@@ -51,6 +51,29 @@
 // scatter-gather offloads are off on a0 and b0, so kernel sockets send real,
 // checksummed, MTU-sized frames.
 //
+// # A DUT that drops, or one that pushes back
+//
+// In a veth's plain mode the sender's transmit call runs the far end's
+// receive: with RPS that is the enqueue to the DUT CPU's backlog, and when
+// the backlog is full the drop is returned to the sender (NET_XMIT_DROP,
+// ENOBUFS), which PACKET_TX_RING answers by sending the frame again. An
+// overrun DUT then holds the tester back instead of dropping (measured with
+// 3000 rules: the sender offered 24 kfps and the DUT lost nothing). By
+// default Up turns GRO on at the DUT's ingress veths, which puts them in
+// NAPI mode: the transmit only queues the frame on the veth's ring, a
+// softirq moves it to the DUT CPU's backlog later, and a drop there is not
+// seen by the sender (the same lab: the sender offered 677 kfps and the DUT
+// forwarded 23.3 kfps, dropping the rest, as an appliance does).
+// Config.DUTBackpressure (lab up --dut-backpressure) keeps the plain mode,
+// to test a tester's flow-control verdict.
+//
+// # Firewall rule sets
+//
+// FWRules are linear non-matching rules; FWStateful makes the chain a
+// conntrack rule base (established/related accept, invalid drop, new test
+// flows accepted by an explicit rule, drop policy); FWSet adds one lookup
+// in a set of that many addresses. All through google/nftables.
+//
 // # Relay DUT
 //
 // With DUT relay, kernel forwarding is off in the DUT namespace (its kernel

@@ -27,7 +27,8 @@ func init() {
 const labUsage = `Usage: rfc2544 lab <up|down|status|list> [flags]
 
   lab up --name NAME [--rate 50mbit] [--limit 1000] [--loss 1%] [--delay 2ms]
-         [--jitter 0.5ms] [--fw-rules 1000] [--mtu 9000 | --mtu-a 9000 --mtu-b 1500]
+         [--jitter 0.5ms] [--fw-rules 1000] [--fw-stateful] [--fw-set 10000]
+         [--dut-backpressure] [--mtu 9000 | --mtu-a 9000 --mtu-b 1500]
          [--topology router|loop] [--dut kernel|relay]
   lab down --name NAME
   lab status --name NAME [--json]
@@ -37,6 +38,7 @@ Examples:
   rfc2544 lab up --name demo --rate 50mbit
   rfc2544 lab up --name jumbo --mtu-a 9000 --mtu-b 1500
   rfc2544 lab up --name wan --dut relay --delay 10ms --jitter 1ms --loss 0.5%
+  rfc2544 lab up --name fw --fw-rules 3000 --fw-stateful --fw-set 10000
   rfc2544 lab status --name demo
   rfc2544 lab down --name demo
 `
