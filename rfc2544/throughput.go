@@ -168,6 +168,9 @@ func (s *search) try(ctx context.Context, load float64) (stop bool, err error) {
 		}
 		s.havePass = true
 	case OutcomeFail:
+		if rec.Result.FlowControlled {
+			load = rec.OfferedPercent // the DUT lost frames at what it accepted
+		}
 		s.fail(load)
 	case OutcomeTesterLimited:
 		t := rec.Result.Totals()

@@ -78,19 +78,29 @@ const (
 	// heldIdleBusy: a thread on a CPU less than this share of the time
 	// had time to spare.
 	heldIdleBusy = 0.7
+	// heldBusy: a thread on a CPU less than this share of the time was
+	// not what kept it from sending.
+	heldBusy = 0.9
+	// heldWaitExplains: waiting for ring slots for the time this share of
+	// the frames not sent were due in is the path's doing.
+	heldWaitExplains = 0.5
 	// heldBelowCeiling: an offered load below this fraction of the
 	// calibrated ceiling is far below what the tester can carry.
 	heldBelowCeiling = 0.8
 )
 
 // HeldBack reports whether the path, not the tester, held a sender back:
-// the kernel refused its frames throughout the trial (a PAUSEd NIC queue,
-// a DUT dropping at a veth's far end that the kernel reports back and
-// re-sends), or kept the TX ring's slots while the sending thread had time
-// to spare; and the offered load (fps, of that port) was far below the
-// tester's calibrated ceiling (ceilingFPS, 0 when unknown). It returns a
-// phrase saying what was seen.
-func HeldBack(p TxPressure, offeredFPS, ceilingFPS float64) (bool, string) {
+// the link partner sent PAUSE frames; or the kernel refused its frames
+// throughout the trial (a PAUSEd NIC queue, a DUT dropping at a veth's far
+// end that the kernel reports back and re-sends); or the kernel kept the TX
+// ring's slots (frames queued in an overrun DUT's backlog) while the sending
+// thread had time to spare (mostly off a CPU, or off it at times and
+// waiting long enough to explain the frames not sent: intended minus
+// offered fps over txSeconds) — and the
+// offered load (fps, of that port) was far below the tester's calibrated
+// ceiling (ceilingFPS, 0 when unknown). It returns a phrase saying what was
+// seen.
+func HeldBack(p TxPressure, offeredFPS, intendedFPS, txSeconds, ceilingFPS float64) (bool, string) {
 	if ceilingFPS > 0 && offeredFPS >= ceilingFPS*heldBelowCeiling {
 		return false, ""
 	}
@@ -101,9 +111,15 @@ func HeldBack(p TxPressure, offeredFPS, ceilingFPS float64) (bool, string) {
 	if p.Refused > 0 && p.RefusedShare() >= heldRefusedShare {
 		seen = append(seen, fmt.Sprintf("the kernel refused %d of %d transmit calls (the next hop was full)", p.Refused, p.Kicks))
 	}
-	if p.RingFullShare() >= heldRingFullShare && p.Busy() > 0 && p.Busy() < heldIdleBusy {
+	missing := (intendedFPS - offeredFPS) * txSeconds
+	waited := float64(p.RingFullNs) / 1e9 * intendedFPS // frames due while waiting
+	switch {
+	case p.RingFullShare() >= heldRingFullShare && p.Busy() > 0 && p.Busy() < heldIdleBusy:
 		seen = append(seen, fmt.Sprintf("the transmit ring was full %.0f%% of the time while the sending thread was on a CPU only %.0f%% of it",
 			100*p.RingFullShare(), 100*p.Busy()))
+	case missing > 0 && waited >= heldWaitExplains*missing && p.Busy() > 0 && p.Busy() < heldBusy:
+		seen = append(seen, fmt.Sprintf("the sender waited %.1f ms for transmit ring slots the kernel held (frames queued in the path), time for %.0f of the %.0f frames not sent",
+			float64(p.RingFullNs)/1e6, waited, missing))
 	}
 	if len(seen) == 0 {
 		return false, ""
@@ -121,8 +137,10 @@ func FlowControlNote(fps float64) string {
 // decides, once every other tester limit is known, whether they were the
 // path's doing (flow control) or the tester's.
 type flowCheck struct {
-	short [2][]string // generator reasons per sending port
-	fps   [2]float64  // offered fps per sending port
+	short    [2][]string // generator reasons per sending port
+	fps      [2]float64  // offered fps per sending port
+	intended [2]float64  // intended fps per sending port
+	txs      [2]float64  // longest stream send time per sending port
 }
 
 // add records one stream's generator verdict (generatorReasons) and its
@@ -134,6 +152,8 @@ type flowCheck struct {
 // its own, and the stall is dropped.
 func (f *flowCheck) add(port int, r StreamResult, transient bool, reasons []string, p *TxPressure, maxLag time.Duration) (passOn bool) {
 	f.fps[port] += r.OfferedFPS
+	f.intended[port] += r.IntendedFPS
+	f.txs[port] = max(f.txs[port], r.TxSeconds)
 	if transient && p != nil && r.MaxLagNs <= p.RingFullMaxNs+int64(maxLag) {
 		return false
 	}
@@ -161,7 +181,7 @@ func (f *flowCheck) apply(res *Result, lim *limits, press [2]*TxPressure, ceilin
 			held = false
 			break
 		}
-		ok, w := HeldBack(*press[i], f.fps[i], ceilingFor(ceiling, frameSize))
+		ok, w := HeldBack(*press[i], f.fps[i], f.intended[i], f.txs[i], ceilingFor(ceiling, frameSize))
 		if !ok {
 			held = false
 			break

@@ -13,24 +13,28 @@ func TestHeldBack(t *testing.T) {
 	atCeiling := TxPressure{Port: "A", WallNs: 1_020_033_022, CPUNs: 936_313_000, Kicks: 20_327}
 	pausedNIC := TxPressure{Port: "B", WallNs: 1e9, CPUNs: 9.9e8, Kicks: 1000, Refused: 400}
 	tests := []struct {
-		name             string
-		p                TxPressure
-		offered, ceiling float64
-		want             bool
-		why              string
+		name                       string
+		p                          TxPressure
+		offered, intended, ceiling float64
+		want                       bool
+		why                        string
 	}{
-		{"ring held, thread idle", pushedBack, 24457, 0, true, "transmit ring was full 95% of the time"},
-		{"ring held, far below the ceiling", pushedBack, 24457, 720000, true, "on a CPU only 46%"},
-		{"at the calibrated ceiling", pushedBack, 700000, 720000, false, ""},
-		{"busy thread, nothing refused", atCeiling, 637689, 0, false, ""},
-		{"refused throughout", pausedNIC, 100000, 0, true, "refused 400 of 1000"},
-		{"a few refusals", TxPressure{WallNs: 1e9, CPUNs: 9.9e8, Kicks: 1000, Refused: 3}, 100000, 0, false, ""},
-		{"ring full but thread busy", TxPressure{WallNs: 1e9, CPUNs: 9.5e8, Kicks: 10, RingFullNs: 8e8}, 100000, 0, false, ""},
-		{"no CPU time known", TxPressure{WallNs: 1e9, Kicks: 10, RingFullNs: 8e8}, 100000, 0, false, ""},
+		{"ring held, thread idle", pushedBack, 24457, 1488095, 0, true, "transmit ring was full 95% of the time"},
+		{"ring held, far below the ceiling", pushedBack, 24457, 1488095, 720000, true, "on a CPU only 46%"},
+		{"at the calibrated ceiling", pushedBack, 700000, 1488095, 720000, false, ""},
+		{"busy thread, nothing refused", atCeiling, 637689, 1488095, 0, false, ""},
+		{"refused throughout", pausedNIC, 100000, 200000, 0, true, "refused 400 of 1000"},
+		{"a few refusals", TxPressure{WallNs: 1e9, CPUNs: 9.9e8, Kicks: 1000, Refused: 3}, 100000, 200000, 0, false, ""},
+		{"ring full but thread busy", TxPressure{WallNs: 1e9, CPUNs: 9.5e8, Kicks: 10, RingFullNs: 8e8}, 100000, 900000, 0, false, ""},
+		{"no CPU time known", TxPressure{WallNs: 1e9, Kicks: 10, RingFullNs: 8e8}, 100000, 900000, 0, false, ""},
+		// An overrun DUT's backlog held the slots for 130 ms of a 1 s
+		// trial at 19174 fps: time for 2493 frames; 2471 were not sent.
+		{"wait explains the shortfall", TxPressure{Port: "A", WallNs: 1e9, CPUNs: 6e8, Kicks: 5000, RingFullNs: 130e6}, 16703, 19174, 0, true, "waited 130.0 ms"},
+		{"wait explains a third", TxPressure{WallNs: 1e9, CPUNs: 6e8, Kicks: 5000, RingFullNs: 40e6}, 16703, 19174, 0, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, why := HeldBack(tt.p, tt.offered, tt.ceiling)
+			got, why := HeldBack(tt.p, tt.offered, tt.intended, 1, tt.ceiling)
 			if got != tt.want || !strings.Contains(why, tt.why) {
 				t.Errorf("HeldBack = %v, %q; want %v containing %q", got, why, tt.want, tt.why)
 			}
@@ -42,7 +46,7 @@ func TestFlowCheck(t *testing.T) {
 	held := &TxPressure{Port: "A", WallNs: 1e9, CPUNs: 4e8, Kicks: 1000, Refused: 100, RingFullNs: 9e8}
 	busy := &TxPressure{Port: "A", WallNs: 1e9, CPUNs: 9.8e8, Kicks: 1000}
 	short := []string{"stream 1: generator sent 10 of 100 planned frames in time"}
-	r := StreamResult{ID: 1, OfferedFPS: 24000, Sent: 24000, Received: 24000}
+	r := StreamResult{ID: 1, IntendedFPS: 100000, OfferedFPS: 24000, TxSeconds: 1, Sent: 24000, Received: 24000}
 	tests := []struct {
 		name      string
 		press     [2]*TxPressure
@@ -130,7 +134,7 @@ func TestPauseWarning(t *testing.T) {
 			t.Errorf("warning %q lacks %q", w, s)
 		}
 	}
-	if ok, why := HeldBack(TxPressure{Port: "A", PauseRx: 1200, PauseCounted: true}, 1e5, 0); !ok || !strings.Contains(why, "1200 PAUSE frames") {
+	if ok, why := HeldBack(TxPressure{Port: "A", PauseRx: 1200, PauseCounted: true}, 1e5, 2e5, 1, 0); !ok || !strings.Contains(why, "1200 PAUSE frames") {
 		t.Errorf("PAUSE frames received: HeldBack = %v, %q", ok, why)
 	}
 }
