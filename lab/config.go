@@ -192,13 +192,13 @@ type Config struct {
 	// processing runs on the last CPU so an overrun DUT drops frames (as
 	// hardware does) instead of slowing the sender.
 	NoRPS bool `json:"no_rps,omitempty"`
-	// DUTBackpressure keeps the kernel DUT's ingress veths in their plain
-	// mode, in which a drop at the DUT's full backlog is reported to the
-	// sending socket and the tester's TX ring sends the frame again: an
-	// overrun DUT then holds the tester back (as Ethernet flow control
-	// would) instead of dropping. False (the default) turns GRO on at the
-	// DUT's ingress so the veth queues and the DUT drops like an appliance
-	// (and, with RPS, on its own CPU).
+	// DUTBackpressure leaves the tester ports without a transmit queue, so
+	// a frame goes straight from the sender into the veth and a drop at
+	// the overrun kernel DUT's full backlog is returned to the sending
+	// socket, which (PACKET_TX_RING) sends it again: the DUT holds the
+	// tester back, as Ethernet flow control would, instead of dropping.
+	// False (the default) gives the tester ports a queue (State.TesterQdisc)
+	// that ends such drops, so the DUT drops like an appliance.
 	DUTBackpressure bool `json:"dut_backpressure,omitempty"`
 }
 

@@ -59,12 +59,15 @@
 // ENOBUFS), which PACKET_TX_RING answers by sending the frame again. An
 // overrun DUT then holds the tester back instead of dropping (measured with
 // 3000 rules: the sender offered 24 kfps and the DUT lost nothing). By
-// default Up turns GRO on at the DUT's ingress veths, which puts them in
-// NAPI mode: the transmit only queues the frame on the veth's ring, a
-// softirq moves it to the DUT CPU's backlog later, and a drop there is not
-// seen by the sender (the same lab: the sender offered 677 kfps and the DUT
-// forwarded 23.3 kfps, dropping the rest, as an appliance does).
-// Config.DUTBackpressure (lab up --dut-backpressure) keeps the plain mode,
+// default Up gives the tester ports a transmit queue (a pfifo,
+// State.TesterQdisc): a sender that goes through it (trials
+// Config.QdiscPath; the CLI does so on a lab) hands frames to the queue, the
+// queue hands them to the veth, and a drop at the DUT's backlog ends there,
+// unseen by the sender, as on a wire. (Turning GRO on at the DUT's ingress,
+// which puts a veth in NAPI mode, also hides the drop, but its receive then
+// runs in a softirq on the sender's CPU, which a busy sender starves: the
+// veth's ring fills and the push-back returns.)
+// Config.DUTBackpressure (lab up --dut-backpressure) leaves the queue out,
 // to test a tester's flow-control verdict.
 //
 // # Firewall rule sets

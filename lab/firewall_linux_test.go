@@ -26,7 +26,7 @@ func fwEngine(t *testing.T, ctx context.Context, st *lab.State) *trials.Engine {
 	pc := func(p lab.Port) trials.PortConfig {
 		return trials.PortConfig{Namespace: p.Namespace, Interface: p.Interface, Addr: p.IPv4, Gateway: p.GatewayV4}
 	}
-	cfg := trials.Config{A: pc(st.A), B: pc(st.B)}
+	cfg := trials.Config{A: pc(st.A), B: pc(st.B), QdiscPath: st.TesterQdisc}
 	if len(st.DUTCPUs) > 0 && runtime.NumCPU() > 1 {
 		cfg.TxCPU, cfg.RxCPU = 1, 1 // CPU 0; the DUT has the last one
 	}

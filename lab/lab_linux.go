@@ -231,10 +231,11 @@ func buildRouter(ctx context.Context, st *State) error {
 	if cfg.DUT == DUTRelay {
 		return startRelay(ctx, st)
 	}
-	for _, ifc := range []string{ifDutA, ifDutB} {
-		if err := setGRO(nsDUT, ifc, !cfg.DUTBackpressure); err != nil {
+	if !cfg.DUTBackpressure {
+		if err := addTesterQdiscs(st); err != nil {
 			return err
 		}
+		st.TesterQdisc = true
 	}
 	if err := applyQdiscs(hd, nsDUT, cfg); err != nil {
 		return err
@@ -404,4 +405,37 @@ func teardown(name string, st *State) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// testerQLen is the tester ports' transmit queue (pfifo) in packets.
+const testerQLen = 10000
+
+// addTesterQdiscs gives the tester ports a0 and b0 a root pfifo, their
+// "NIC transmit queue". A sender that goes through it (trials
+// Config.QdiscPath) hands each frame to the queue, and the queue's dequeue
+// hands it to the veth: when an overrun DUT's backlog drops it there, the
+// drop ends at the queue (as on a wire) instead of being returned to the
+// sender's transmit call, which PACKET_TX_RING would answer by sending the
+// frame again (back-pressure). See State.TesterQdisc.
+func addTesterQdiscs(st *State) error {
+	for _, p := range []Port{st.A, st.B} {
+		h, err := netns.GetFromName(p.Namespace)
+		if err != nil {
+			return fmt.Errorf("open namespace %s: %w", p.Namespace, err)
+		}
+		hl, err := netlink.NewHandleAt(h)
+		h.Close()
+		if err != nil {
+			return fmt.Errorf("netlink in %s: %w", p.Namespace, err)
+		}
+		l, err := hl.LinkByName(p.Interface)
+		hl.Close()
+		if err != nil {
+			return fmt.Errorf("find %s in %s: %w", p.Interface, p.Namespace, err)
+		}
+		if err := addPfifo(p.Namespace, l.Attrs().Index, netlink.MakeHandle(1, 0), netlink.HANDLE_ROOT, testerQLen); err != nil {
+			return fmt.Errorf("add transmit queue (pfifo) to tester port %s in %s: %w", p.Interface, p.Namespace, err)
+		}
+	}
+	return nil
 }
