@@ -65,7 +65,7 @@ func (s *State) dutCounters() (DUTCounters, error) {
 			}
 		}
 	}
-	if s.Config.FWRules > 0 || s.Config.AtoB.LossPercent > 0 || s.Config.BtoA.LossPercent > 0 {
+	if s.Config.FWRules > 0 || s.Config.FWSet > 0 || s.Config.FWStateful || s.Config.AtoB.LossPercent > 0 || s.Config.BtoA.LossPercent > 0 {
 		m, err := nftCounters(ns)
 		if err != nil && !errors.Is(err, unix.ENOENT) {
 			return c, err

@@ -255,3 +255,26 @@ func nftCounters(ns netns.NsHandle) (map[string]uint64, error) {
 	}
 	return out, nil
 }
+
+// nftSize counts the rules of the DUT's forward chain and the addresses in
+// its FWSet set (0 when there is none).
+func nftSize(ns netns.NsHandle) (rules, elems int, err error) {
+	conn, err := nftables.New(nftables.WithNetNSFd(int(ns)))
+	if err != nil {
+		return 0, 0, fmt.Errorf("nftables in DUT namespace: %w", err)
+	}
+	t, c := nftObjects()
+	rs, err := conn.GetRules(t, c)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read nftables rules: %w", err)
+	}
+	set, err := conn.GetSetByName(t, nftSet)
+	if err != nil {
+		return len(rs), 0, nil // no set
+	}
+	es, err := conn.GetSetElements(set)
+	if err != nil {
+		return len(rs), 0, fmt.Errorf("read set %s: %w", nftSet, err)
+	}
+	return len(rs), len(es), nil
+}
