@@ -164,6 +164,17 @@ type Config struct {
 	// nftables forward chain evaluates before accepting a packet, so the
 	// per-packet cost grows with it (the "certify a firewall" case).
 	FWRules int `json:"fw_rules,omitempty"`
+	// FWStateful makes the forward chain a stateful rule base (conntrack):
+	// "ct state established,related accept" and "ct state invalid drop"
+	// first, the FWRules after them, new flows between test addresses
+	// accepted by an explicit rule, and a drop policy. Unidirectional UDP
+	// test flows never see a reply, so conntrack keeps them new and every
+	// frame walks the rule base. False means no conntrack rules.
+	FWStateful bool `json:"fw_stateful,omitempty"`
+	// FWSet is the number of addresses in an nftables set that every
+	// packet's source is looked up in once (a hash lookup, as real rule
+	// bases hold block lists). Zero means no set.
+	FWSet int `json:"fw_set,omitempty"`
 	// MTUA and MTUB are the IP MTUs, in bytes, of the A-side and B-side
 	// links (the tester port and the DUT port facing it). Zero means
 	// 1500. Valid: 1280–65535.
@@ -181,6 +192,14 @@ type Config struct {
 	// processing runs on the last CPU so an overrun DUT drops frames (as
 	// hardware does) instead of slowing the sender.
 	NoRPS bool `json:"no_rps,omitempty"`
+	// DUTBackpressure leaves the tester ports without a transmit queue, so
+	// a frame goes straight from the sender into the veth and a drop at
+	// the overrun kernel DUT's full backlog is returned to the sending
+	// socket, which (PACKET_TX_RING) sends it again: the DUT holds the
+	// tester back, as Ethernet flow control would, instead of dropping.
+	// False (the default) gives the tester ports a queue (State.TesterQdisc)
+	// that ends such drops, so the DUT drops like an appliance.
+	DUTBackpressure bool `json:"dut_backpressure,omitempty"`
 }
 
 // Limits of the lab's settings.
@@ -190,6 +209,7 @@ const (
 	DefaultMTU  = 1500
 	maxNameLen  = 24
 	maxFWRules  = 100000
+	maxFWSet    = 1 << 20
 	defaultQLen = 1000
 )
 
@@ -298,6 +318,9 @@ func (c Config) Validate() error {
 	if c.FWRules < 0 || c.FWRules > maxFWRules {
 		return fmt.Errorf("invalid fw-rules %d: use 0-%d, e.g. 1000", c.FWRules, maxFWRules)
 	}
+	if c.FWSet < 0 || c.FWSet > maxFWSet {
+		return fmt.Errorf("invalid fw-set %d: use 0-%d addresses, e.g. 10000", c.FWSet, maxFWSet)
+	}
 	if c.Delay < 0 || c.Delay > time.Minute {
 		return fmt.Errorf("invalid delay %v: use 0-60s, e.g. 2ms", c.Delay)
 	}
@@ -318,17 +341,20 @@ func (c Config) Validate() error {
 	}
 	relayOnly := r.ReorderPercent > 0 || r.DuplicatePercent > 0 || r.LossPercent > 0 || r.Delay > 0 || r.Jitter > 0
 	if c.Topology == TopologyLoop {
-		if c.DUT == DUTRelay || relayOnly || c.FWRules > 0 || c.Delay > 0 || c.Jitter > 0 ||
+		if c.DUT == DUTRelay || relayOnly || c.FWRules > 0 || c.FWSet > 0 || c.FWStateful || c.Delay > 0 || c.Jitter > 0 ||
 			c.AtoB != (Shaping{}) || c.BtoA != (Shaping{}) {
-			return errors.New("invalid settings for topology loop: it has no DUT, so drop --dut, --rate, --limit, --loss, --delay, --jitter, --fw-rules, --reorder and --duplicate (or use --topology router)")
+			return errors.New("invalid settings for topology loop: it has no DUT, so drop --dut, --rate, --limit, --loss, --delay, --jitter, --fw-rules, --fw-set, --fw-stateful, --reorder and --duplicate (or use --topology router)")
 		}
 		if c.MTUA != c.MTUB && c.MTUA != 0 && c.MTUB != 0 {
 			return fmt.Errorf("invalid mtu-a %d / mtu-b %d for topology loop: one link has one MTU, use --mtu", c.MTUA, c.MTUB)
 		}
 	}
+	if c.DUTBackpressure && (c.Topology == TopologyLoop || c.DUT == DUTRelay) {
+		return errors.New("invalid dut-backpressure: it sets how the kernel DUT's ingress takes frames; use it with --topology router --dut kernel")
+	}
 	if c.DUT == DUTRelay {
-		if c.FWRules > 0 || c.AtoB.RateBps > 0 || c.BtoA.RateBps > 0 || c.AtoB.LimitPackets > 0 || c.BtoA.LimitPackets > 0 {
-			return errors.New("invalid settings for dut relay: --rate, --limit and --fw-rules are kernel-DUT settings; use --dut kernel")
+		if c.FWRules > 0 || c.FWSet > 0 || c.FWStateful || c.AtoB.RateBps > 0 || c.BtoA.RateBps > 0 || c.AtoB.LimitPackets > 0 || c.BtoA.LimitPackets > 0 {
+			return errors.New("invalid settings for dut relay: --rate, --limit, --fw-rules, --fw-set and --fw-stateful are kernel-DUT settings; use --dut kernel")
 		}
 		if c.AtoB.LossPercent != c.BtoA.LossPercent && r.LossPercent == 0 {
 			return errors.New("invalid loss for dut relay: the relay drops with one probability in both directions; use --loss")

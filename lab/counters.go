@@ -37,6 +37,11 @@ type DUTCounters struct {
 	LossDropsAB uint64 `json:"loss_drops_ab"`
 	LossDropsBA uint64 `json:"loss_drops_ba"`
 	Accepted    uint64 `json:"nft_accepted"`
+	// InvalidDrops counts frames the stateful rule base dropped as
+	// conntrack-invalid (FWStateful); SetDrops frames whose source was in
+	// the FWSet set.
+	InvalidDrops uint64 `json:"nft_invalid_drops,omitempty"`
+	SetDrops     uint64 `json:"nft_set_drops,omitempty"`
 }
 
 // parseSNMP parses /proc/net/snmp (pairs of "Proto: names" / "Proto:

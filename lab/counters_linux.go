@@ -65,12 +65,14 @@ func (s *State) dutCounters() (DUTCounters, error) {
 			}
 		}
 	}
-	if s.Config.FWRules > 0 || s.Config.AtoB.LossPercent > 0 || s.Config.BtoA.LossPercent > 0 {
+	if s.Config.FWRules > 0 || s.Config.FWSet > 0 || s.Config.FWStateful || s.Config.AtoB.LossPercent > 0 || s.Config.BtoA.LossPercent > 0 {
 		m, err := nftCounters(ns)
 		if err != nil && !errors.Is(err, unix.ENOENT) {
 			return c, err
 		}
-		c.LossDropsAB, c.LossDropsBA, c.Accepted = m[tagLossAB], m[tagLossBA], m[tagAccept]
+		c.LossDropsAB, c.LossDropsBA = m[tagLossAB], m[tagLossBA]
+		c.Accepted = m[tagAccept] + m[tagAccept6] + m[tagEstablished]
+		c.InvalidDrops, c.SetDrops = m[tagInvalid], m[tagSet]
 	}
 	return c, nil
 }

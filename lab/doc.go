@@ -51,6 +51,32 @@
 // scatter-gather offloads are off on a0 and b0, so kernel sockets send real,
 // checksummed, MTU-sized frames.
 //
+// # A DUT that drops, or one that pushes back
+//
+// In a veth's plain mode the sender's transmit call runs the far end's
+// receive: with RPS that is the enqueue to the DUT CPU's backlog, and when
+// the backlog is full the drop is returned to the sender (NET_XMIT_DROP,
+// ENOBUFS), which PACKET_TX_RING answers by sending the frame again. An
+// overrun DUT then holds the tester back instead of dropping (measured with
+// 3000 rules: the sender offered 24 kfps and the DUT lost nothing). By
+// default Up gives the tester ports a transmit queue (a pfifo,
+// State.TesterQdisc): a sender that goes through it (trials
+// Config.QdiscPath; the CLI does so on a lab) hands frames to the queue, the
+// queue hands them to the veth, and a drop at the DUT's backlog ends there,
+// unseen by the sender, as on a wire. (Turning GRO on at the DUT's ingress,
+// which puts a veth in NAPI mode, also hides the drop, but its receive then
+// runs in a softirq on the sender's CPU, which a busy sender starves: the
+// veth's ring fills and the push-back returns.)
+// Config.DUTBackpressure (lab up --dut-backpressure) leaves the queue out,
+// to test a tester's flow-control verdict.
+//
+// # Firewall rule sets
+//
+// FWRules are linear non-matching rules; FWStateful makes the chain a
+// conntrack rule base (established/related accept, invalid drop, new test
+// flows accepted by an explicit rule, drop policy); FWSet adds one lookup
+// in a set of that many addresses. All through google/nftables.
+//
 // # Relay DUT
 //
 // With DUT relay, kernel forwarding is off in the DUT namespace (its kernel

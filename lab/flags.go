@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // Flags holds the lab's command-line settings as registered by AddFlags, so
@@ -19,15 +20,19 @@ type Flags struct {
 	delay, jitter                  string
 	reorder, reorderGap, duplicate string
 	mtu, mtuA, mtuB                int
-	fwRules                        int
+	fwRules, fwSet                 int
+	fwStateful                     bool
+	fwSweep                        string
 	seed                           uint64
 	noRPS                          bool
+	backpressure                   bool
 }
 
 // AddFlags registers the lab settings on fs: --topology, --dut, --rate,
 // --rate-ab, --rate-ba, --burst[-ab|-ba], --limit[-ab|-ba], --loss[-ab|-ba],
 // --delay, --jitter, --reorder, --reorder-gap, --duplicate, --seed,
-// --fw-rules, --mtu, --mtu-a, --mtu-b and --no-rps. The name is not among
+// --fw-rules, --fw-set, --fw-stateful, --mtu, --mtu-a, --mtu-b, --no-rps
+// and --dut-backpressure. The name is not among
 // them: each verb names its lab its own way.
 func AddFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{}
@@ -52,17 +57,21 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.duplicate, "duplicate", "", "relay: `percent` of frames sent twice")
 	fs.Uint64Var(&f.seed, "seed", 0, "relay: random `seed` (default from the clock)")
 	fs.IntVar(&f.fwRules, "fw-rules", 0, "`N` non-matching firewall rules the DUT evaluates per packet before accepting it")
+	fs.StringVar(&f.fwSweep, "fw-rules-sweep", "", "run once per firewall rule `count` (comma-separated, e.g. 0,100,1000,10000) and compare the runs (run/throughput --lab only)")
+	fs.IntVar(&f.fwSet, "fw-set", 0, "`N` addresses in an nftables set the DUT looks each packet's source up in once")
+	fs.BoolVar(&f.fwStateful, "fw-stateful", false, "stateful DUT rule base: conntrack established/related accept, invalid drop, new test flows accepted by an explicit rule, policy drop")
 	fs.IntVar(&f.mtu, "mtu", 0, "IP MTU of both links in `bytes`, e.g. 9000 (default 1500)")
 	fs.IntVar(&f.mtuA, "mtu-a", 0, "IP MTU of the A-side link in `bytes` (overrides --mtu)")
 	fs.IntVar(&f.mtuB, "mtu-b", 0, "IP MTU of the B-side link in `bytes` (overrides --mtu)")
 	fs.BoolVar(&f.noRPS, "no-rps", false, "do not steer the DUT's receive processing to its own CPU")
+	fs.BoolVar(&f.backpressure, "dut-backpressure", false, "an overrun kernel DUT holds the sender back (as Ethernet flow control) instead of dropping like an appliance")
 	return f
 }
 
 // Config turns the parsed flags into a validated Config named name. Errors
 // name the flag, the bad value and an example.
 func (f *Flags) Config(name string) (Config, error) {
-	c := Config{Name: name, FWRules: f.fwRules}
+	c := Config{Name: name, FWRules: f.fwRules, FWSet: f.fwSet, FWStateful: f.fwStateful}
 	var err error
 	if c.Topology, err = ParseTopology(f.topology); err != nil {
 		return Config{}, fmt.Errorf("--topology: %w", err)
@@ -138,10 +147,34 @@ func (f *Flags) Config(name string) (Config, error) {
 		}
 	}
 	c.NoRPS = f.noRPS
+	c.DUTBackpressure = f.backpressure
 	if err := c.Validate(); err != nil {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// Sweep returns the --fw-rules-sweep rule counts (nil when not given),
+// each checked as --fw-rules would be.
+func (f *Flags) Sweep() ([]int, error) {
+	if f.fwSweep == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, v := range strings.Split(f.fwSweep, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 || n > maxFWRules {
+			return nil, fmt.Errorf("--fw-rules-sweep: invalid rule count %q: use comma-separated counts of 0-%d, e.g. 0,100,1000,10000", v, maxFWRules)
+		}
+		out = append(out, n)
+	}
+	if len(out) < 2 {
+		return nil, fmt.Errorf("--fw-rules-sweep %q: give at least two rule counts, e.g. 0,100,1000,10000", f.fwSweep)
+	}
+	if f.fwRules != 0 {
+		return nil, fmt.Errorf("--fw-rules-sweep and --fw-rules %d: give one; the sweep sets the rule count of each run", f.fwRules)
+	}
+	return out, nil
 }
 
 // ParseConfig parses lab flags (as `rfc2544 lab up` takes them, without

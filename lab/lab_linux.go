@@ -104,8 +104,8 @@ func checkFeatures(cfg Config, f Features) error {
 	if (cfg.AtoB.RateBps > 0 || cfg.BtoA.RateBps > 0) && !f.Tbf {
 		return fmt.Errorf("--rate needs the tbf qdisc, which this kernel lacks (CONFIG_NET_SCH_TBF): %w", ErrNotSupported)
 	}
-	if (cfg.AtoB.LossPercent > 0 || cfg.BtoA.LossPercent > 0 || cfg.FWRules > 0) && !f.Nftables {
-		return fmt.Errorf("--loss and --fw-rules need nftables, which this kernel lacks (CONFIG_NF_TABLES, CONFIG_NFT_NUMGEN): use --dut relay for loss: %w", ErrNotSupported)
+	if (cfg.AtoB.LossPercent > 0 || cfg.BtoA.LossPercent > 0 || cfg.FWRules > 0 || cfg.FWSet > 0 || cfg.FWStateful) && !f.Nftables {
+		return fmt.Errorf("--loss, --fw-rules, --fw-set and --fw-stateful need nftables, which this kernel lacks (CONFIG_NF_TABLES, CONFIG_NFT_NUMGEN): use --dut relay for loss: %w", ErrNotSupported)
 	}
 	return nil
 }
@@ -230,6 +230,12 @@ func buildRouter(ctx context.Context, st *State) error {
 	}
 	if cfg.DUT == DUTRelay {
 		return startRelay(ctx, st)
+	}
+	if !cfg.DUTBackpressure {
+		if err := addTesterQdiscs(st); err != nil {
+			return err
+		}
+		st.TesterQdisc = true
 	}
 	if err := applyQdiscs(hd, nsDUT, cfg); err != nil {
 		return err
@@ -399,4 +405,37 @@ func teardown(name string, st *State) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// testerQLen is the tester ports' transmit queue (pfifo) in packets.
+const testerQLen = 10000
+
+// addTesterQdiscs gives the tester ports a0 and b0 a root pfifo, their
+// "NIC transmit queue". A sender that goes through it (trials
+// Config.QdiscPath) hands each frame to the queue, and the queue's dequeue
+// hands it to the veth: when an overrun DUT's backlog drops it there, the
+// drop ends at the queue (as on a wire) instead of being returned to the
+// sender's transmit call, which PACKET_TX_RING would answer by sending the
+// frame again (back-pressure). See State.TesterQdisc.
+func addTesterQdiscs(st *State) error {
+	for _, p := range []Port{st.A, st.B} {
+		h, err := netns.GetFromName(p.Namespace)
+		if err != nil {
+			return fmt.Errorf("open namespace %s: %w", p.Namespace, err)
+		}
+		hl, err := netlink.NewHandleAt(h)
+		h.Close()
+		if err != nil {
+			return fmt.Errorf("netlink in %s: %w", p.Namespace, err)
+		}
+		l, err := hl.LinkByName(p.Interface)
+		hl.Close()
+		if err != nil {
+			return fmt.Errorf("find %s in %s: %w", p.Interface, p.Namespace, err)
+		}
+		if err := addPfifo(p.Namespace, l.Attrs().Index, netlink.MakeHandle(1, 0), netlink.HANDLE_ROOT, testerQLen); err != nil {
+			return fmt.Errorf("add transmit queue (pfifo) to tester port %s in %s: %w", p.Interface, p.Namespace, err)
+		}
+	}
+	return nil
 }

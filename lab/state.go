@@ -163,6 +163,12 @@ type State struct {
 	// DUTCPUs are the CPUs the DUT's receive processing is steered to
 	// (RPS); empty when not steered. A tester should avoid them.
 	DUTCPUs []int `json:"dut_cpus,omitempty"`
+	// TesterQdisc is set when the tester ports have a transmit queue
+	// (pfifo) that makes an overrun kernel DUT drop like an appliance: a
+	// raw sender must go through it (trials Config.QdiscPath), not bypass
+	// it. False with Config.DUTBackpressure: frames go straight into the
+	// veth and an overrun DUT holds the sender back.
+	TesterQdisc bool `json:"tester_qdisc,omitempty"`
 	// Features are the kernel features probed at Up.
 	Features Features `json:"features"`
 	// RelayPID and RelayStart identify the relay process (start time in

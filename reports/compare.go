@@ -474,3 +474,164 @@ func WriteComparisonChart(w io.Writer, c Comparison, format ImageFormat) error {
 	}
 	return WritePlot(w, p, format)
 }
+
+// Runs is N runs of one question (0 / 100 / 1,000 / 10,000 firewall rules,
+// 1500 vs 9000 MTU, firmware A, B and C): the throughput of each per frame
+// size, in a table with one column per run and a chart with one line per
+// run. Build it with CompareRuns; it marshals to JSON as is.
+type Runs struct {
+	Runs []RunSummary `json:"runs"`
+	// Sizes are every frame size any run measured, ascending.
+	Sizes []int `json:"frame_sizes"`
+	// FPS holds, per run (in Runs order) and size (in Sizes order), the
+	// throughput in frames per second; a Value with no number says why
+	// (not measured, not found, incomplete); AtLeast marks a tester-limited
+	// lower bound.
+	FPS [][]Value `json:"throughput_fps"`
+	// Notes say, per run, when a value is a flow-controlled DUT rate.
+	Notes []string `json:"notes,omitempty"`
+
+	res []*rfc2544.Results
+}
+
+// CompareRuns lines up the throughput results of runs, labelled by labels
+// (same length).
+func CompareRuns(runs []*rfc2544.Results, labels []string) Runs {
+	out := Runs{res: runs}
+	seen := map[int]bool{}
+	for i, r := range runs {
+		out.Runs = append(out.Runs, summarize(labels[i], r))
+		for _, t := range r.Throughput {
+			if !seen[t.FrameSize] {
+				seen[t.FrameSize] = true
+				out.Sizes = append(out.Sizes, t.FrameSize)
+			}
+		}
+	}
+	slices.Sort(out.Sizes)
+	for i, r := range runs {
+		row := make([]Value, len(out.Sizes))
+		vals := throughputValues(r)
+		for j, f := range out.Sizes {
+			if v := lookup(vals[f], rowKey{metric: MetricThroughputFPS}); v.Present {
+				row[j] = v
+			} else {
+				row[j] = noValue("not run")
+			}
+		}
+		out.FPS = append(out.FPS, row)
+		for _, t := range r.Throughput {
+			if t.Found && t.Note != "" {
+				out.Notes = append(out.Notes, fmt.Sprintf("%s, %d B: %s", labels[i], t.FrameSize, t.Note))
+			}
+		}
+	}
+	return out
+}
+
+// runsCell formats one value of a Runs table.
+func runsCell(v Value) string {
+	switch {
+	case v.V == nil:
+		return "— (" + v.Note + ")"
+	case v.AtLeast:
+		return "≥ " + fps(*v.V) + " (tester-limited)"
+	}
+	return fps(*v.V)
+}
+
+// WriteRuns writes rs as a text table: one row per frame size, one column
+// per run, throughput in frames per second.
+func WriteRuns(w io.Writer, rs Runs) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "RFC 2544 comparison of %d runs\n", len(rs.Runs))
+	cols := []string{">Frame size (B)"}
+	for i, r := range rs.Runs {
+		fmt.Fprintf(bw, "  %d: %s\n     %s; %s link; started %s\n", i+1, r.Label, orDash(r.DUT), bitRate(r.LinkBps), when(r.Started))
+		cols = append(cols, ">"+r.Label)
+	}
+	t := newTable(TableThroughput, "Throughput (fps, RFC 2544 §26.1)", cols...)
+	for j, f := range rs.Sizes {
+		cells := []string{strconv.Itoa(f)}
+		for i := range rs.Runs {
+			cells = append(cells, runsCell(rs.FPS[i][j]))
+		}
+		t.add(cells...)
+	}
+	t.Notes = append(t.Notes, rs.Notes...)
+	fmt.Fprintln(bw)
+	if err := renderText(bw, t); err != nil {
+		return fmt.Errorf("render comparison: %w", err)
+	}
+	return bw.Flush()
+}
+
+// RunsChart draws one throughput line per run against frame size, and the
+// theoretical line rate of the first run. The throughput axis is
+// logarithmic when the runs span more than a factor of 20 (0 vs 10,000
+// rules), so every line stays readable.
+func RunsChart(rs Runs) (*plot.Plot, error) {
+	if len(rs.res) == 0 || len(rs.Sizes) == 0 {
+		return nil, fmt.Errorf("comparison chart: no run holds throughput results")
+	}
+	p := newPlot(fmt.Sprintf("Throughput vs frame size, %d runs", len(rs.Runs)), "Frame size (bytes, FCS included)", "Throughput (frames/s, all streams)")
+	p.Legend.Top = true
+	lo, hi := float64(rs.Sizes[0]), float64(rs.Sizes[len(rs.Sizes)-1])
+	if lo == hi {
+		lo, hi = lo*0.9, hi*1.1
+	}
+	frameSizeAxis(&p.X, lo, hi)
+	ymin, ymax := math.Inf(1), 0.0
+	for i := range rs.res {
+		for _, row := range rs.FPS[i] {
+			if row.V != nil && *row.V > 0 {
+				ymin, ymax = math.Min(ymin, *row.V), math.Max(ymax, *row.V)
+			}
+		}
+	}
+	logY := !math.IsInf(ymin, 1) && ymax/ymin > 20
+	ymax = 0
+	for i, r := range rs.res {
+		st := throughputStyle{name: rs.Runs[i].Label, color: i, theory: i == 0, glyph: glyphs[i%len(glyphs)]}
+		if i%2 == 1 {
+			st.dashes = []vg.Length{vg.Points(8), vg.Points(3)}
+		}
+		if logY {
+			// A log axis has no zero: sizes without a throughput are
+			// left out of the chart (the table says why).
+			found := *r
+			found.Throughput = nil
+			for _, t := range r.Throughput {
+				if t.Found && t.FPS > 0 {
+					found.Throughput = append(found.Throughput, t)
+				}
+			}
+			r = &found
+		}
+		y, err := addThroughputNamed(p, r, st, rs.Runs[i].Label, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		ymax = math.Max(ymax, y)
+	}
+	if logY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = logTicks{}
+		p.Y.Min, p.Y.Max = ymin/2, ymax*3
+	} else {
+		p.Y.Tick.Marker = humanTicks{}
+		p.Y.Min, p.Y.Max = 0, ymax*1.35
+	}
+	return p, nil
+}
+
+var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
+
+// WriteRunsChart draws RunsChart in format.
+func WriteRunsChart(w io.Writer, rs Runs, format ImageFormat) error {
+	p, err := RunsChart(rs)
+	if err != nil {
+		return err
+	}
+	return WritePlot(w, p, format)
+}

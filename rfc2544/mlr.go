@@ -449,6 +449,16 @@ func (m *mlr) measure(ctx context.Context, tg *mlrTarget, load float64) error {
 		// at that load.
 		at = rec.OfferedPercent
 	}
+	if res.FlowControlled && rec.Outcome != OutcomeTesterLimited && rec.OfferedPercent < load {
+		// The DUT held the tester back (flow control): it refused the
+		// intended load, an upper bound for every goal, and the trial
+		// measured the load it did accept.
+		up := tr
+		up.failAll, up.loss = true, 1-rec.OfferedPercent/load
+		m.entry(load).trials = append(m.entry(load).trials, up)
+		at = rec.OfferedPercent
+		s.flow = &s.out.Trials[tr.rec]
+	}
 	m.limitRun = 0
 	e := m.entry(at)
 	e.trials = append(e.trials, tr)
@@ -516,6 +526,9 @@ func (m *mlr) conclude() *TrialRecord {
 	out.FPS = first.ConditionalFPS
 	out.L1Bps, out.L2Bps = first.L1Bps, first.L2Bps
 	out.Note = first.Note
+	if s.flow != nil {
+		out.Note = joinNotes(out.Note, s.flow.Result.FlowControlReason)
+	}
 	if first.TesterLimited {
 		out.TesterLimited = true
 		out.TesterLimitReason = s.limited.TesterLimitReason

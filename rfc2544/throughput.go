@@ -109,6 +109,7 @@ type search struct {
 	limited            *TrialRecord // the tester-limited trial that stopped the search
 	limitedOK          bool         // it lost no more than the tolerance
 	capped             bool
+	flow               *TrialRecord // the latest flow-controlled pass
 	lastFailed         bool
 	// ceil is the lowest load the tester could not carry cleanly (a
 	// tester-limited trial with loss nobody can be blamed for).
@@ -166,11 +167,20 @@ func (s *search) try(ctx context.Context, load float64) (stop bool, err error) {
 	s.lastFailed = false
 	switch rec.Outcome {
 	case OutcomePass:
+		if rec.Result.FlowControlled {
+			// The DUT held the tester back (flow control) and lost
+			// nothing: it carried the offered load, not the intended.
+			s.fail(load)
+			load, s.flow = rec.OfferedPercent, &rec
+		}
 		if !s.havePass || load > s.lo {
 			s.lo, s.pass = load, &rec
 		}
 		s.havePass = true
 	case OutcomeFail:
+		if rec.Result.FlowControlled {
+			load = rec.OfferedPercent // the DUT lost frames at what it accepted
+		}
 		s.fail(load)
 	case OutcomeTesterLimited:
 		t := rec.Result.Totals()
@@ -300,14 +310,28 @@ func (s *search) conclude() *TrialRecord {
 		out.Note = fmt.Sprintf("the tester could not carry %.4g%% cleanly (%s); the DUT's loss below that bounds the result", s.ceil, out.TesterLimitReason)
 		out.TesterLimitReason = ""
 	}
+	if s.flow != nil {
+		out.Note = joinNotes(out.Note, s.flow.Result.FlowControlReason)
+	}
 	if s.capped {
 		hi := "none"
 		if s.haveFail {
 			hi = fmt.Sprintf("%.4g%%", s.hi)
 		}
-		out.Note += fmt.Sprintf("stopped at the trial cap (throughput.max_trials = %d) before the resolution was reached: highest pass %.4g%%, lowest fail %s", t.MaxTrials, s.lo, hi)
+		out.Note = joinNotes(out.Note, fmt.Sprintf("stopped at the trial cap (throughput.max_trials = %d) before the resolution was reached: highest pass %.4g%%, lowest fail %s", t.MaxTrials, s.lo, hi))
 	}
 	return best
+}
+
+// joinNotes joins two notes of a result with "; ", either may be empty.
+func joinNotes(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }
 
 func lossPhrase(tol float64) string {

@@ -284,6 +284,7 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 	var stop atomic.Bool
 	stopCtx := context.AfterFunc(ctx, func() { stop.Store(true) })
 	defer stopCtx()
+	pz := snapPause(e.ports)
 	res.Start = time.Now()
 	var txs [2]trialTx
 	for i, p := range e.ports {
@@ -303,6 +304,8 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 	res.Paths = e.pathsLocked()
 	res.Paths.TxSched = lastTxSched()
 	var lim limits
+	var fc flowCheck
+	press := txPressures(txs, &res, pz.since(e.ports))
 	tol := e.cfg.TesterLimitTolerance
 	kdropsAssigned := [2]bool{}
 	for _, st := range states {
@@ -316,7 +319,9 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 			kdropsAssigned[to] = true
 		}
 		res.Streams = append(res.Streams, r)
-		lim.add(generatorReasons(st, r, intended, tol, e.cfg.MaxLag, stop.Load()))
+		if gt, gr := generatorReasons(st, r, intended, tol, e.cfg.MaxLag, stop.Load()); fc.add(sender(st.spec.Direction), r, gt, gr, press[sender(st.spec.Direction)], e.cfg.MaxLag) {
+			lim.add(gt, gr)
+		}
 		if r.KernelDrops > 0 {
 			lim.add(false, []string{fmt.Sprintf("port %s: the receiving side dropped %d frames in the kernel (socket %d, interface %s rx_dropped %d)",
 				e.ports[to].name, r.KernelDrops, kdrops[to], e.ports[to].cfg.Interface, linkDrops[to])})
@@ -329,6 +334,7 @@ func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, erro
 		loads[i] = rate * float64(n)
 	}
 	lim.add(false, ceilingReasons(e.cfg.CeilingFPS, spec.FrameSize, loads, res.LossPercent(), tol))
+	fc.apply(&res, &lim, press, e.cfg.CeilingFPS, spec.FrameSize)
 	lim.apply(&res)
 	if txErr != nil {
 		return res, fmt.Errorf("trial: %w", txErr)

@@ -26,10 +26,14 @@ const (
 	rxSlots    = 16384
 	// A small TX ring stays in cache: 1024 slots (256 KiB for 64-byte
 	// frames) measured faster than 16384, and still hold four full-speed
-	// batches; jumbo frames get fewer slots (at most 4 MiB).
+	// batches; jumbo frames get fewer slots (at most 4 MiB). But a frame
+	// holds its slot until the path frees it, and a veth lab's DUT holds
+	// up to netdev_max_backlog (1000) in its backlog: a ring not well
+	// above that lets an overrun DUT clock the sender (back-pressure)
+	// instead of dropping, so 4096.
 	txRingBytes = 4 << 20
 	txMinSlots  = 256
-	txMaxSlots  = 1024
+	txMaxSlots  = 4096
 	sndBufBytes = 16 << 20
 	rxNap       = 200 * time.Microsecond
 )

@@ -24,6 +24,19 @@ type Result struct {
 	// than a ceiling the tester keeps hitting: the same trial run again may
 	// well be valid. The rfc2544 runner repeats such trials (trial.retries).
 	TesterLimitTransient bool `json:"tester_limit_transient,omitempty"`
+	// FlowControlled is set when the generator fell short because the path
+	// held it back (back-pressure: the kernel refused frames or held the
+	// transmit ring while the sender had time to spare), not because the
+	// tester could not go faster. It is not TesterLimited: the offered load
+	// is what the DUT accepted, and if it lost nothing the DUT carried
+	// that rate (see HeldBack).
+	FlowControlled bool `json:"flow_controlled,omitempty"`
+	// FlowControlReason says so, for the report: "flow-controlled: the DUT
+	// held the tester back at N fps (what was seen)".
+	FlowControlReason string `json:"flow_control_reason,omitempty"`
+	// TxPressure is what each sending port measured about how the kernel
+	// took its frames (raw engine only).
+	TxPressure []TxPressure `json:"tx_pressure,omitempty"`
 	// Paths records which kernel paths the engine used.
 	Paths Paths `json:"paths"`
 }

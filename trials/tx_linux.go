@@ -43,6 +43,7 @@ type transmitter struct {
 	buf                 []byte // sendto path
 	flowIdx             []int
 	kickErrs            uint64
+	press               txPressure // back-pressure measurements (backpressure_linux.go)
 }
 
 func newTransmitter(p *port, streams []*streamState, runID uint8, batch int, stop *atomic.Bool) *transmitter {
@@ -82,6 +83,8 @@ func (t *transmitter) run() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer txThread(t.cpu)()
+	t.press.begin()
+	defer t.press.end()
 
 	start := time.Now()
 	var err error
@@ -294,6 +297,7 @@ func (t *transmitter) kick(wait bool) error {
 		return nil
 	}
 	err := t.p.tx.Kick(wait)
+	t.press.kicked(err != nil)
 	if err == nil || errors.Is(err, unix.ENOBUFS) || errors.Is(err, unix.EAGAIN) {
 		if err != nil {
 			t.kickErrs++
@@ -332,6 +336,7 @@ func (t *transmitter) reclaim() {
 
 // waitRoom kicks and waits until at least one slot is free.
 func (t *transmitter) waitRoom() error {
+	defer t.press.ringFull(time.Now())
 	for spins := 0; t.pending == t.ring.Frames; spins++ {
 		if err := t.kick(false); err != nil {
 			return err

@@ -15,16 +15,20 @@ import (
 )
 
 func init() {
-	register("compare", "show two runs side by side (e.g. 1500 vs 9000 MTU): both values, delta and ratio", compareVerb)
+	register("compare", "show runs side by side (e.g. 1500 vs 9000 MTU: values, delta, ratio; or N rule counts: one line each)", compareVerb)
 }
 
-const compareHelp = `Usage: rfc2544 compare A B [--test NAME] [--format table|json] [--chart FILE.svg|FILE.png]
+const compareHelp = `Usage: rfc2544 compare A B [C ...] [--test NAME] [--format table|json] [--chart FILE.svg|FILE.png]
 
 rfc2544 compare puts two results files side by side: per test, frame size and
 metric, the value in A and in B, the delta (B − A) and the ratio (B / A).
 Frame sizes only one run has are shown as "— (only in B)"; tests only one
 run has are named in a note; tester-limited values are lower bounds, and
 deltas that use them are marked "(bound)".
+
+With more than two files, compare shows the throughput of every run per
+frame size (one column per run) and the chart draws one line per run, e.g.
+a firewall at 0, 100, 1000 and 10000 rules (see run --fw-rules-sweep).
 
 Metrics: throughput (fps, Mbit/s L1, % of line rate), latency at the
 throughput rate (mean, P99, max), frame loss at each load both runs tried,
@@ -35,6 +39,8 @@ Examples:
   rfc2544 compare mtu1500/results.json mtu9000/results.json
   # firmware A vs B, throughput only, with an overlay chart
   rfc2544 compare fwA/results.json fwB/results.json --test throughput --chart fw.svg
+  # throughput against rule count, one line per run
+  rfc2544 compare fw-rules-0/results.json fw-rules-100/results.json fw-rules-1000/results.json --chart fw.png
   # for a pipeline
   rfc2544 compare a.json b.json --format json > diff.json
 
@@ -58,8 +64,8 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return usagef("compare: %v; run 'rfc2544 compare --help' for the flags", err)
 	}
-	if len(pos) != 2 {
-		return usagef("compare: want two results files (A B), got %d%s: rfc2544 compare a/results.json b/results.json",
+	if len(pos) < 2 {
+		return usagef("compare: want two or more results files (A B ...), got %d%s: rfc2544 compare a/results.json b/results.json",
 			len(pos), listArgs(pos))
 	}
 	if *format != "table" && *format != "json" {
@@ -78,6 +84,12 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if chartFormat, err = reports.ParseImageFormat(filepath.Ext(*chart)); err != nil {
 			return usagef("compare: --chart %q: the file name must end in .svg or .png", *chart)
 		}
+	}
+	if len(pos) > 2 {
+		if only != "" && only != rfc2544.TestThroughput {
+			return usagef("compare: --test %s: with more than two runs compare shows throughput only", only)
+		}
+		return compareRuns(pos, *format, *chart, chartFormat, stdout, stderr)
 	}
 	a, err := reports.ReadResultsFile(pos[0])
 	if err != nil {
@@ -126,6 +138,82 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintln(stderr, "wrote", *chart)
 	}
 	return nil
+}
+
+// compareRuns is compare with more than two runs: their throughput side by
+// side (one column per run) and, with chart, one line per run.
+func compareRuns(files []string, format, chart string, chartFormat reports.ImageFormat, stdout, stderr io.Writer) error {
+	var runs []*rfc2544.Results
+	for i, f := range files {
+		r, err := reports.ReadResultsFile(f)
+		if err != nil {
+			return fmt.Errorf("compare: run %d: %w", i+1, err)
+		}
+		runs = append(runs, r)
+	}
+	rs := reports.CompareRuns(runs, manyLabels(files))
+	if chart != "" {
+		if err := writeReportFile(chart, func(w io.Writer) error { return reports.WriteRunsChart(w, rs, chartFormat) }); err != nil {
+			return fmt.Errorf("compare: chart: %w", err)
+		}
+	}
+	if format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rs); err != nil {
+			return fmt.Errorf("compare: %w", err)
+		}
+	} else if err := reports.WriteRuns(stdout, rs); err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	if chart != "" {
+		fmt.Fprintln(stderr, "wrote", chart)
+	}
+	return nil
+}
+
+// manyLabels names runs by their paths with the common leading folders and
+// a common "results.json" dropped (sweep/fw-rules-100/results.json →
+// fw-rules-100).
+func manyLabels(files []string) []string {
+	parts := make([][]string, len(files))
+	for i, f := range files {
+		parts[i] = strings.Split(filepath.ToSlash(filepath.Clean(f)), "/")
+	}
+	common := func(at func(p []string) (string, bool)) bool {
+		first, ok := at(parts[0])
+		for _, p := range parts[1:] {
+			v, ok2 := at(p)
+			if !ok || !ok2 || v != first {
+				return false
+			}
+		}
+		return ok
+	}
+	lead, tail := 0, 0
+	for common(func(p []string) (string, bool) { return at(p, lead) }) && lead < len(parts[0])-1 {
+		lead++
+	}
+	for common(func(p []string) (string, bool) { return at(p, len(p)-1-tail) }) && tail < len(parts[0])-1-lead {
+		tail++
+	}
+	out := make([]string, len(files))
+	for i, p := range parts {
+		if lead < len(p)-tail {
+			out[i] = strings.Join(p[lead:len(p)-tail], "/")
+		}
+		if out[i] == "" {
+			out[i] = files[i]
+		}
+	}
+	return out
+}
+
+func at(p []string, i int) (string, bool) {
+	if i < 0 || i >= len(p) {
+		return "", false
+	}
+	return p[i], true
 }
 
 // runLabels names the two runs by their file names, with as many parent

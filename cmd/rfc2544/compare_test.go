@@ -83,8 +83,8 @@ func TestCompareErrors(t *testing.T) {
 		usage bool
 		want  []string
 	}{
-		{"one file", []string{"compare", fixture1500}, true, []string{"want two results files (A B), got 1"}},
-		{"three files", []string{"compare", fixture1500, fixture9000, fixture1500}, true, []string{"got 3"}},
+		{"one file", []string{"compare", fixture1500}, true, []string{"want two or more results files (A B ...), got 1"}},
+		{"three files, latency", []string{"compare", fixture1500, fixture9000, fixture1500, "--test", "latency"}, true, []string{"more than two runs compare shows throughput only"}},
 		{"missing B", []string{"compare", fixture1500, filepath.Join(dir, "nope.json")}, false, []string{"B: ", "nope.json", "no such file"}},
 		{"newer A", []string{"compare", newer, fixture1500}, false, []string{"A: ", "schema 2", "newer than schema 1"}},
 		{"bad chart extension", []string{"compare", fixture1500, fixture9000, "--chart", "x.gif"}, true, []string{`--chart "x.gif": the file name must end in .svg or .png`}},
@@ -123,5 +123,56 @@ func TestRunLabels(t *testing.T) {
 		if a != tt.wantA || b != tt.wantB {
 			t.Errorf("runLabels(%q, %q) = %q, %q; want %q, %q", tt.a, tt.b, a, b, tt.wantA, tt.wantB)
 		}
+	}
+}
+
+// TestCompareRuns: three or more files give one column per run (labelled by
+// the folder that tells them apart) and a chart with one line per run.
+func TestCompareRuns(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for _, r := range []struct{ name, src string }{{"fw-rules-0", fixture1500}, {"fw-rules-100", fixture9000}, {"fw-rules-1000", fixture1500}} {
+		p := filepath.Join(dir, "sweep", r.name, "results.json")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(readFile(t, r.src)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	chart := filepath.Join(dir, "runs.png")
+	stdout, _, err := reportCLI(t, append([]string{"compare", "--chart", chart}, files...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, re := range []string{
+		`1: fw-rules-0\n`, `3: fw-rules-1000\n`,
+		`│ +1518 │ +100,385 │ +106,729 │ +100,385 │`,
+		`│ +4096 │ +— \(not run\) │ +39,881 │ +— \(not run\) │`,
+		`│ +1522 │ +— \(not found\) │ +106,452 │ +— \(not found\) │`,
+	} {
+		if !regexp.MustCompile(re).MatchString(stdout) {
+			t.Errorf("comparison lacks %s:\n%s", re, stdout)
+		}
+	}
+	f, err := os.Open(chart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Errorf("--chart PNG does not decode: %v", err)
+	}
+	stdout, _, err = reportCLI(t, append([]string{"compare", "--format", "json"}, files...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs reports.Runs
+	if err := json.Unmarshal([]byte(stdout), &rs); err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.Runs) != 3 || len(rs.FPS) != 3 || len(rs.FPS[0]) != len(rs.Sizes) {
+		t.Errorf("json: %d runs, %d rows, %d sizes", len(rs.Runs), len(rs.FPS), len(rs.Sizes))
 	}
 }

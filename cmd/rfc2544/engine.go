@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
 
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials"
@@ -19,6 +21,9 @@ var openEngine = func(ctx context.Context, cfg trials.Config) (engine, error) {
 	e, err := trials.Open(ctx, cfg)
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range e.PauseWarnings() {
+		fmt.Fprintln(os.Stderr, "rfc2544: warning:", w)
 	}
 	return e, nil
 }

@@ -7,12 +7,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/reports"
+	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
 func init() {
@@ -22,7 +27,8 @@ func init() {
 const labUsage = `Usage: rfc2544 lab <up|down|status|list> [flags]
 
   lab up --name NAME [--rate 50mbit] [--limit 1000] [--loss 1%] [--delay 2ms]
-         [--jitter 0.5ms] [--fw-rules 1000] [--mtu 9000 | --mtu-a 9000 --mtu-b 1500]
+         [--jitter 0.5ms] [--fw-rules 1000] [--fw-stateful] [--fw-set 10000]
+         [--dut-backpressure] [--mtu 9000 | --mtu-a 9000 --mtu-b 1500]
          [--topology router|loop] [--dut kernel|relay]
   lab down --name NAME
   lab status --name NAME [--json]
@@ -32,6 +38,7 @@ Examples:
   rfc2544 lab up --name demo --rate 50mbit
   rfc2544 lab up --name jumbo --mtu-a 9000 --mtu-b 1500
   rfc2544 lab up --name wan --dut relay --delay 10ms --jitter 1ms --loss 0.5%
+  rfc2544 lab up --name fw --fw-rules 3000 --fw-stateful --fw-set 10000
   rfc2544 lab status --name demo
   rfc2544 lab down --name demo
 `
@@ -387,4 +394,87 @@ func labRenderRelay(w io.Writer, st *lab.State, rs *lab.RelayStats) error {
 	}
 	fmt.Fprintf(w, "relay peak %.0f frames/s (100 ms window), up %v\n", rs.PeakFPS, rs.Uptime.Round(time.Second))
 	return nil
+}
+
+// runSweep runs verb once per firewall rule count of --fw-rules-sweep, each
+// on its own temporary lab with --fw-rules N and its results in
+// OUT/fw-rules-N, then compares the runs: OUT/compare.txt, compare.json and
+// the chart compare-throughput.svg and .png (one line per rule count). It
+// returns the worst of the runs' errors (a tester-limited run does not stop
+// the sweep).
+func runSweep(ctx context.Context, verb string, fixed []rfc2544.Test, out string, counts []int, err error, args []string, stdout, stderr io.Writer) error {
+	if err != nil {
+		return usagef("%s: %v", verb, err)
+	}
+	if out == "" {
+		out = "rfc2544-sweep-" + time.Now().UTC().Format("20060102T150405Z")
+	}
+	base := stripFlags(args, "fw-rules-sweep", "out")
+	var files []string
+	var worst error
+	for _, n := range counts {
+		dir := filepath.Join(out, fmt.Sprintf("fw-rules-%d", n))
+		fmt.Fprintf(stderr, "sweep: %d firewall rules -> %s\n", n, dir)
+		run := append(slices.Clone(base), "--fw-rules", strconv.Itoa(n), "--out", dir)
+		err := runVerb(ctx, verb, fixed, run, stdout, stderr)
+		switch {
+		case err == nil:
+		case errors.Is(err, errTesterLimited):
+			worst = err
+		default:
+			return fmt.Errorf("sweep at %d rules: %w", n, err)
+		}
+		files = append(files, filepath.Join(dir, "results.json"))
+	}
+	var runs []*rfc2544.Results
+	var labels []string
+	for i, f := range files {
+		r, err := reports.ReadResultsFile(f)
+		if err != nil {
+			return fmt.Errorf("sweep: %w", err)
+		}
+		runs, labels = append(runs, r), append(labels, fmt.Sprintf("%d rules", counts[i]))
+	}
+	rs := reports.CompareRuns(runs, labels)
+	for _, w := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"compare.txt", func(w io.Writer) error { return reports.WriteRuns(w, rs) }},
+		{"compare.json", func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(rs)
+		}},
+		{"compare-throughput.svg", func(w io.Writer) error { return reports.WriteRunsChart(w, rs, reports.SVG) }},
+		{"compare-throughput.png", func(w io.Writer) error { return reports.WriteRunsChart(w, rs, reports.PNG) }},
+	} {
+		if err := writeReportFile(filepath.Join(out, w.name), w.write); err != nil {
+			return fmt.Errorf("sweep: %w", err)
+		}
+	}
+	fmt.Fprintln(stdout)
+	if err := reports.WriteRuns(stdout, rs); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "sweep: comparison in %s (compare.txt, compare.json, compare-throughput.svg/.png)\n", out)
+	return worst
+}
+
+// stripFlags returns args without the named flags and their values
+// ("--name v", "--name=v", "-name v").
+func stripFlags(args []string, names ...string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && slices.Contains(names, name) {
+			if !hasValue {
+				i++ // its value
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }

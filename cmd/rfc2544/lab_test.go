@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -88,5 +90,25 @@ func TestLabVerb(t *testing.T) {
 	}
 	if err := run(ctx, []string{"lab", "status", "--name", name}, &out, &out); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("status after down: %v, want not found", err)
+	}
+}
+
+func TestStripFlags(t *testing.T) {
+	got := stripFlags([]string{"--lab", "--fw-rules-sweep", "0,100", "--out=x", "--sizes", "64", "-out", "y", "--fw-rules-sweep=1,2"}, "fw-rules-sweep", "out")
+	if want := []string{"--lab", "--sizes", "64"}; !slices.Equal(got, want) {
+		t.Errorf("stripFlags = %q, want %q", got, want)
+	}
+}
+
+func TestSweepBadInput(t *testing.T) {
+	for _, tc := range []struct{ args, want string }{
+		{"--fw-rules-sweep 0,x", `invalid rule count "x"`},
+		{"--fw-rules-sweep 100", "at least two rule counts"},
+		{"--fw-rules-sweep 0,100 --fw-rules 5", "give one"},
+	} {
+		err := run(context.Background(), append([]string{"throughput", "--lab"}, strings.Fields(tc.args)...), io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.args, err, tc.want)
+		}
 	}
 }

@@ -213,6 +213,9 @@ func runVerb(ctx context.Context, verb string, fixed []rfc2544.Test, args []stri
 	if err != nil {
 		return err
 	}
+	if sweep, err := f.labFlags.Sweep(); err != nil || sweep != nil {
+		return runSweep(ctx, verb, fixed, f.out, sweep, err, args, stdout, stderr)
+	}
 	s, err := setupRun(verb, fixed, f, args)
 	if err != nil {
 		return err

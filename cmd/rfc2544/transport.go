@@ -87,8 +87,9 @@ func openSim(s *runSetup, logw io.Writer) openedTester {
 func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, error) {
 	ports := s.ports
 	dut := rfc2544.DUTInfo{}
-	pathMTU := 0 // the udp transport's path MTU; 0 = 1500
-	txCPU := 0   // sending threads' CPU, 1-based; 0 = not pinned
+	pathMTU := 0       // the udp transport's path MTU; 0 = 1500
+	txCPU := 0         // sending threads' CPU, 1-based; 0 = not pinned
+	qdiscPath := false // go through a lab's tester queue (lab.State.TesterQdisc)
 	var cleanups []func()
 	cleanup := func() {
 		for i := len(cleanups) - 1; i >= 0; i-- {
@@ -117,6 +118,7 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 		dut = labDUT(st, true)
 		pathMTU = min(st.A.MTU, st.B.MTU)
 		txCPU = testerCPU(st)
+		qdiscPath = st.TesterQdisc
 	} else if s.labName != "" {
 		st, err := lab.Load(s.labName)
 		if err != nil {
@@ -125,6 +127,7 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 		dut = labDUT(st, false)
 		pathMTU = min(st.A.MTU, st.B.MTU)
 		txCPU = testerCPU(st)
+		qdiscPath = st.TesterQdisc
 	}
 	if txCPU > 0 {
 		fmt.Fprintf(logw, "sending threads on CPU %d, off the lab DUT's CPUs\n", txCPU-1)
@@ -159,6 +162,7 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 		MaxRateFPS:          framing.LineRateFPS(s.capBps, framing.MinEthernetFrame),
 		AllowAnyDestination: s.flags.allowAny,
 		TxCPU:               txCPU,
+		QdiscPath:           qdiscPath, // a lab's tester queue (lab.State.TesterQdisc)
 	}
 	if len(s.ceilings) > 0 {
 		cfg.CeilingFPS = trials.CeilingMap(s.ceilings)
