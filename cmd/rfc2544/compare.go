@@ -109,7 +109,8 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		c.Notes = notes
 	}
 	if *chart != "" {
-		if err := writeReportFile(*chart, func(w io.Writer) error { return reports.WriteComparisonChart(w, c, chartFormat) }); err != nil {
+		write := func(w io.Writer) error { return reports.WriteComparisonChart(w, c, chartFormat) }
+		if err := writeFilesAtomic(filepath.Dir(*chart), []outputFile{{filepath.Base(*chart), write}}); err != nil {
 			return fmt.Errorf("compare: chart: %w", err)
 		}
 	}

@@ -123,12 +123,15 @@ func reportVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return fmt.Errorf("report: create output folder: %w", err)
 	}
+	files := make([]outputFile, len(outs))
+	for i, o := range outs {
+		files[i] = outputFile(o)
+	}
+	if err := writeFilesAtomic(f.out, files); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
 	for _, o := range outs {
-		path := filepath.Join(f.out, o.name)
-		if err := writeReportFile(path, o.write); err != nil {
-			return fmt.Errorf("report: %w", err)
-		}
-		fmt.Fprintln(stdout, "wrote", path)
+		fmt.Fprintln(stdout, "wrote", filepath.Join(f.out, o.name))
 	}
 	return nil
 }
@@ -314,30 +317,6 @@ func printVerbHelp(w io.Writer, help string, fs *flag.FlagSet) {
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
 	fmt.Fprint(w, b.String())
-}
-
-// writeReportFile writes path through a temporary file in its folder, so a
-// reader never sees half a file.
-func writeReportFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	err = write(tmp)
-	if err == nil {
-		err = tmp.Chmod(0o644) // CreateTemp makes 0600; reports are for sharing
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
 
 func joinChartKinds(k []reports.ChartKind) string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/rfc2544/rfc2544/lab"
@@ -53,7 +54,7 @@ type runFlags struct {
 	sizes, tests, profile, planFile, out, resume    string
 	transport, search, lineRate, maxRate            string
 	jumbo, json, bidir, ipv6, quiet, dryRun         bool
-	noProbe, allowAny, force                        bool
+	noProbe, allowAny, force, overwrite             bool
 	duration, settle, learning, rest                durationFlag
 	latencyDuration, b2bCap                         durationFlag
 	resolution, lossTolerance, lossStep             percentFlag
@@ -80,6 +81,7 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 	fs.StringVar(&f.profile, "profile", "", "preset `name`: rfc2544 (the standard's durations) or quick (short trials); default rfc2544, quick for a temporary lab")
 	fs.StringVar(&f.planFile, "plan", "", "YAML test plan `file` (see testdata/plans); flags override it")
 	fs.StringVar(&f.out, "out", "", "output `folder` for journal.jsonl, results.json and reports (default rfc2544-results-TIME)")
+	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the run files (journal, results, reports) of an earlier run in --out; without it an --out that exists and is not empty is refused")
 	fs.StringVar(&f.resume, "resume", "", "continue the interrupted run in `folder` without repeating finished trials")
 	fs.BoolVar(&f.json, "json", false, "write results as JSON to stdout and nothing else there")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
@@ -205,12 +207,40 @@ func runVerb(ctx context.Context, verb string, fixed []rfc2544.Test, args []stri
 	if err != nil {
 		return err
 	}
+	if f.resume != "" {
+		// Locked before the journal is read: one writer per journal.
+		l, err := lockOut("--resume", f.resume)
+		if err != nil {
+			return err
+		}
+		defer l.unlock()
+	}
 	s, err := setupRun(verb, fixed, f, args)
 	if err != nil {
 		return err
 	}
 	if f.dryRun {
 		return dryRun(ctx, s, stdout)
+	}
+	if s.resume == nil {
+		if err := os.MkdirAll(s.out, 0o755); err != nil {
+			return usagef("--out %s: cannot create the folder: %w", s.out, err)
+		}
+		l, err := lockOut("--out", s.out)
+		if err != nil {
+			return err
+		}
+		defer l.unlock()
+		// Checked again under the lock: another run may have started
+		// since setupRun looked.
+		if err := checkOutFree(s.out, f.overwrite); err != nil {
+			return err
+		}
+		if f.overwrite {
+			if err := clearRunFiles(s.out); err != nil {
+				return err
+			}
+		}
 	}
 	return execute(ctx, s, stdout, stderr)
 }

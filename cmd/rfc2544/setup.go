@@ -260,8 +260,8 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		s.out = "rfc2544-results-" + time.Now().UTC().Format("20060102T150405Z")
 	}
 	if s.resume == nil && !f.dryRun {
-		if _, err := os.Stat(filepath.Join(s.out, journalName)); err == nil {
-			return nil, usagef("--out %s: already holds a run; continue it with --resume %s, or choose another --out", s.out, s.out)
+		if err := checkOutFree(s.out, f.overwrite); err != nil {
+			return nil, err
 		}
 	}
 	return s, nil
