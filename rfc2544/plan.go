@@ -3,6 +3,7 @@ package rfc2544
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -22,10 +23,24 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(string(b))
 	if err != nil {
-		return fmt.Errorf("%q is not a duration: write it like 60s, 500ms or 2m", b)
+		return fmt.Errorf("%s is not a duration: write it like 60s, 500ms or 2m", quote(string(b)))
 	}
 	*d = Duration(v)
 	return nil
+}
+
+// quote is strconv.Quote of s cut to about 100 bytes: an error quoting a
+// bad value of megabytes from a plan file must not flood the terminal.
+func quote(s string) string {
+	const max = 100
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	cut := max
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
 }
 
 // Plan is everything a run needs to know besides the ports: which tests, which
@@ -247,7 +262,7 @@ func DefaultPlan(profile string) (Plan, error) {
 		p.Recovery = RecoveryConfig{Overload: Duration(2 * s), Recovery: Duration(2 * s)}
 		return p, nil
 	}
-	return Plan{}, fmt.Errorf("profile %q: unknown; use %q or %q", profile, ProfileRFC2544, ProfileQuick)
+	return Plan{}, fmt.Errorf("profile %s: unknown; use %q or %q", quote(profile), ProfileRFC2544, ProfileQuick)
 }
 
 // WithDefaults returns p with every zero field filled from its profile
@@ -324,10 +339,10 @@ func (p Plan) Validate() error {
 	seenT := map[Test]bool{}
 	for _, t := range p.Tests {
 		if !t.valid() {
-			return bad("tests", fmt.Sprintf("%q", t), "use throughput, latency, frame_loss, back_to_back or system_recovery")
+			return bad("tests", quote(string(t)), "use throughput, latency, frame_loss, back_to_back or system_recovery")
 		}
 		if seenT[t] {
-			return bad("tests", fmt.Sprintf("%q", t), "each test may be named once")
+			return bad("tests", quote(string(t)), "each test may be named once")
 		}
 		seenT[t] = true
 	}
@@ -373,7 +388,7 @@ func (p Plan) Validate() error {
 	switch t.Search {
 	case SearchBinary, SearchStep, SearchCombo:
 	default:
-		return bad("throughput.search", fmt.Sprintf("%q", t.Search), "use binary, step or combo")
+		return bad("throughput.search", quote(string(t.Search)), "use binary, step or combo")
 	}
 	pct := func(field string, v float64) error {
 		if !(v > 0 && v <= 100) {

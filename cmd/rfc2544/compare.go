@@ -56,7 +56,7 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return nil
 	}
 	if err != nil {
-		return usagef("compare: %v; run 'rfc2544 compare --help' for the flags", err)
+		return usagef("compare: %s; run 'rfc2544 compare --help' for the flags", flagError(err))
 	}
 	if len(pos) != 2 {
 		return usagef("compare: want two results files (A B), got %d%s: rfc2544 compare a/results.json b/results.json",
@@ -79,11 +79,11 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return usagef("compare: --chart %q: the file name must end in .svg or .png", *chart)
 		}
 	}
-	a, err := reports.ReadResultsFile(pos[0])
+	a, err := readResultsFile(pos[0])
 	if err != nil {
 		return fmt.Errorf("compare: A: %w", err)
 	}
-	b, err := reports.ReadResultsFile(pos[1])
+	b, err := readResultsFile(pos[1])
 	if err != nil {
 		return fmt.Errorf("compare: B: %w", err)
 	}

@@ -84,19 +84,19 @@ func parseSizes(s string, ipv6 bool) ([]int, error) {
 		}
 		n, err := strconv.Atoi(f)
 		if err != nil {
-			return nil, fmt.Errorf("--sizes %q: %q is not a frame size in bytes; write them like --sizes 64,512,1518", s, f)
+			return nil, fmt.Errorf("--sizes %s: %s is not a frame size in bytes; write them like --sizes 64,512,1518", quoteShort(s), quoteShort(f))
 		}
 		if err := framing.ValidateFrameSize(n, proto, false, 0); err != nil {
-			return nil, fmt.Errorf("--sizes %q: %w", s, err)
+			return nil, fmt.Errorf("--sizes %s: %w", quoteShort(s), err)
 		}
 		if seen[n] {
-			return nil, fmt.Errorf("--sizes %q: %d is listed twice; list each frame size once", s, n)
+			return nil, fmt.Errorf("--sizes %s: %d is listed twice; list each frame size once", quoteShort(s), n)
 		}
 		seen[n] = true
 		sizes = append(sizes, n)
 	}
 	if len(sizes) == 0 {
-		return nil, fmt.Errorf("--sizes %q: no frame size given; write them like --sizes 64,512,1518", s)
+		return nil, fmt.Errorf("--sizes %s: no frame size given; write them like --sizes 64,512,1518", quoteShort(s))
 	}
 	return sizes, nil
 }
@@ -134,7 +134,7 @@ func parseTests(s string) ([]rfc2544.Test, error) {
 		}
 		t, ok := testNames[f]
 		if !ok {
-			return nil, fmt.Errorf("--tests %q: unknown test %q; choose from throughput, latency, loss, b2b, recovery or all", s, f)
+			return nil, fmt.Errorf("--tests %s: unknown test %s; choose from throughput, latency, loss, b2b, recovery or all", quoteShort(s), quoteShort(f))
 		}
 		if !seen[t] {
 			seen[t] = true
@@ -142,7 +142,7 @@ func parseTests(s string) ([]rfc2544.Test, error) {
 		}
 	}
 	if len(tests) == 0 {
-		return nil, fmt.Errorf("--tests %q: no test given; e.g. --tests throughput,latency", s)
+		return nil, fmt.Errorf("--tests %s: no test given; e.g. --tests throughput,latency", quoteShort(s))
 	}
 	return tests, nil
 }
@@ -151,7 +151,7 @@ func parseTests(s string) ([]rfc2544.Test, error) {
 // 800kbps, in bits per second. Suffixes are decimal (k = 1000).
 func parseBitRate(flagName, s string) (float64, error) {
 	fail := func() (float64, error) {
-		return 0, fmt.Errorf("%s %q: not a bit rate; write it like 10G, 2.5G, 100M or 1000000000 (bits per second)", flagName, s)
+		return 0, fmt.Errorf("%s %s: not a bit rate; write it like 10G, 2.5G, 100M or 1000000000 (bits per second)", flagName, quoteShort(s))
 	}
 	v := strings.ToLower(strings.TrimSpace(s))
 	for _, suf := range []string{"bit/s", "bps", "b/s", "bit", "b"} {
@@ -179,7 +179,7 @@ func parseBitRate(flagName, s string) (float64, error) {
 	}
 	bps := f * mult
 	if bps <= 0 {
-		return 0, fmt.Errorf("%s %q: must be a positive bit rate, e.g. 1G", flagName, s)
+		return 0, fmt.Errorf("%s %s: must be a positive bit rate, e.g. 1G", flagName, quoteShort(s))
 	}
 	if bps < 1e3 || bps > 1e13 {
 		return 0, fmt.Errorf("%s %q: %s is outside 1 kbit/s to 10 Tbit/s; did you mean %sG?", flagName, s, formatBitRate(bps), strings.TrimSpace(s))
@@ -220,12 +220,12 @@ func (f *durationFlag) Set(s string) error {
 	d, err := time.ParseDuration(s)
 	if err != nil {
 		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
-			return fmt.Errorf("%q has no unit; write it like %ss or %sms", s, s, s)
+			return fmt.Errorf("%s has no unit; write it like %ss or %sms", quoteShort(s), s, s)
 		}
-		return fmt.Errorf("%q is not a duration; write it like 60s, 500ms or 2m", s)
+		return fmt.Errorf("%s is not a duration; write it like 60s, 500ms or 2m", quoteShort(s))
 	}
 	if d < 0 {
-		return fmt.Errorf("%q is negative; give a positive duration such as 60s", s)
+		return fmt.Errorf("%s is negative; give a positive duration such as 60s", quoteShort(s))
 	}
 	f.d = d
 	return nil
@@ -247,7 +247,7 @@ func (f *percentFlag) String() string {
 func (f *percentFlag) Set(s string) error {
 	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
 	if err != nil || math.IsNaN(v) {
-		return fmt.Errorf("%q is not a number of percent, e.g. 0.5", s)
+		return fmt.Errorf("%s is not a number of percent, e.g. 0.5", quoteShort(s))
 	}
 	if v < f.lo || v > f.hi {
 		return fmt.Errorf("%s is outside %g..%g percent", s, f.lo, f.hi)

@@ -65,7 +65,7 @@ func labParseFlags(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return usagef("lab %s: %v", fs.Name(), err)
+		return usagef("lab %s: %s", fs.Name(), flagError(err))
 	}
 	if fs.NArg() > 0 {
 		return usagef("lab %s: unexpected argument %q", fs.Name(), fs.Arg(0))

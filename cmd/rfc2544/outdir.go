@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -146,10 +147,12 @@ const (
 )
 
 // openBounded opens path for reading, refusing anything but a regular file
-// (a FIFO or /dev/zero would block or never end) and files over limit bytes.
-// The returned reader also stops at limit+1, in case the file grows.
-func openBounded(flagName, path string, limit int64) (*os.File, io.Reader, error) {
-	f, err := os.Open(path)
+// (a FIFO would block the open, /dev/zero never end) and files over limit
+// bytes. The returned reader also stops at limit+1 bytes, in case the file
+// grows. Errors do not name the file: callers add it, and the flag.
+func openBounded(path string, limit int64) (*os.File, io.Reader, error) {
+	// O_NONBLOCK: opening a FIFO for reading must not wait for a writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -160,28 +163,28 @@ func openBounded(flagName, path string, limit int64) (*os.File, io.Reader, error
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, usagef("%s %s: not a regular file (%s); give a file", flagName, path, fileKind(st.Mode()))
+		return nil, nil, fmt.Errorf("not a regular file but %s; give a file", fileKind(st.Mode()))
 	}
 	if st.Size() > limit {
 		f.Close()
-		return nil, nil, usagef("%s %s: %d bytes, more than the %s this program reads; is it the right file?", flagName, path, st.Size(), byteSize(limit))
+		return nil, nil, fmt.Errorf("%d bytes, more than the %s this program reads from such a file; is it the right file?", st.Size(), byteSize(limit))
 	}
 	return f, io.LimitReader(f, limit+1), nil
 }
 
 // readBounded reads a whole regular file of at most limit bytes.
-func readBounded(flagName, path string, limit int64) ([]byte, error) {
-	f, r, err := openBounded(flagName, path, limit)
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, r, err := openBounded(path, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	b, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", flagName, path, err)
+		return nil, err
 	}
 	if int64(len(b)) > limit {
-		return nil, usagef("%s %s: more than the %s this program reads; is it the right file?", flagName, path, byteSize(limit))
+		return nil, fmt.Errorf("more than the %s this program reads from such a file; is it the right file?", byteSize(limit))
 	}
 	return b, nil
 }

@@ -21,24 +21,30 @@ import (
 // strict: an unknown field, or a value of the wrong kind, is an error naming
 // the file, the line, the field and the fix.
 func readPlanFile(path string, base rfc2544.Plan) (rfc2544.Plan, error) {
-	b, err := os.ReadFile(path)
+	b, err := readPlanBytes(path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return base, usagef("--plan %s: no such file; see testdata/plans/ for examples", path)
-		}
-		return base, usagef("--plan %s: %w", path, err)
+		return base, err
 	}
 	return parsePlan(path, b, base)
 }
 
-// planProfile returns the profile a plan file names, or "".
-func planProfile(path string) (string, error) {
-	b, err := os.ReadFile(path)
+// readPlanBytes reads a plan file: a regular file of at most maxPlanBytes.
+func readPlanBytes(path string) ([]byte, error) {
+	b, err := readBounded(path, maxPlanBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return "", usagef("--plan %s: no such file; see testdata/plans/ for examples", path)
+			return nil, usagef("--plan %s: no such file; see testdata/plans/ for examples", path)
 		}
-		return "", usagef("--plan %s: %w", path, err)
+		return nil, usagef("--plan %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// planProfile returns the profile a plan file names, or "".
+func planProfile(path string) (string, error) {
+	b, err := readPlanBytes(path)
+	if err != nil {
+		return "", err
 	}
 	var v struct {
 		Profile string `yaml:"profile"`
@@ -118,7 +124,7 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 				if s := closest(k.Value, yamlFields(t)); s != "" {
 					hint = fmt.Sprintf("did you mean %q? ", s)
 				}
-				return fmt.Errorf("line %d: unknown field %q%s; %sknown fields: %s", k.Line, k.Value, where, hint, strings.Join(yamlFields(t), ", "))
+				return fmt.Errorf("line %d: unknown field %s%s; %sknown fields: %s", k.Line, quoteShort(k.Value), where, hint, strings.Join(yamlFields(t), ", "))
 			}
 			if err := checkNode(v, ft, join(path, k.Value)); err != nil {
 				return err
@@ -145,23 +151,23 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 		var b bool
 		err = n.Decode(&b)
 		if err != nil {
-			return fmt.Errorf("line %d: %s: %q is not true or false", n.Line, field, n.Value)
+			return fmt.Errorf("line %d: %s: %s is not true or false", n.Line, field, quoteShort(n.Value))
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		var i int64
 		if err = n.Decode(&i); err != nil {
-			return fmt.Errorf("line %d: %s: %q is not a whole number, e.g. 20", n.Line, field, n.Value)
+			return fmt.Errorf("line %d: %s: %s is not a whole number, e.g. 20", n.Line, field, quoteShort(n.Value))
 		}
 	case reflect.Float32, reflect.Float64:
 		var f float64
 		if err = n.Decode(&f); err != nil {
-			return fmt.Errorf("line %d: %s: %q is not a number, e.g. 0.5", n.Line, field, n.Value)
+			return fmt.Errorf("line %d: %s: %s is not a number, e.g. 0.5", n.Line, field, quoteShort(n.Value))
 		}
 	case reflect.String:
 		if n.Tag != "!!str" && n.Tag != "" {
 			// Numbers and bools decode into strings too; names never are.
 			if _, err := strconv.ParseFloat(n.Value, 64); err == nil && t.Name() != "string" {
-				return fmt.Errorf("line %d: %s: %q is a number, want a name", n.Line, field, n.Value)
+				return fmt.Errorf("line %d: %s: %s is a number, want a name", n.Line, field, quoteShort(n.Value))
 			}
 		}
 	}
@@ -175,7 +181,7 @@ func kindName(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "list"
 	case yaml.ScalarNode:
-		return fmt.Sprintf("value %q", n.Value)
+		return "value " + quoteShort(n.Value)
 	}
 	return "node"
 }

@@ -80,7 +80,7 @@ func reportVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return nil
 	}
 	if err != nil {
-		return usagef("report: %v; run 'rfc2544 report --help' for the flags", err)
+		return usagef("report: %s; run 'rfc2544 report --help' for the flags", flagError(err))
 	}
 	switch len(pos) {
 	case 0:
@@ -109,7 +109,7 @@ func reportVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return usagef("report: --chart: %v", err)
 		}
 	}
-	res, err := reports.ReadResultsFile(pos[0])
+	res, err := readResultsFile(pos[0])
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -134,6 +134,24 @@ func reportVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintln(stdout, "wrote", filepath.Join(f.out, o.name))
 	}
 	return nil
+}
+
+// readResultsFile reads a results file (results.json): a regular file of
+// at most maxResultsBytes. Errors name the file.
+func readResultsFile(path string) (*rfc2544.Results, error) {
+	f, r, err := openBounded(path, maxResultsBytes)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+			return nil, fmt.Errorf("open results file: %w", err)
+		}
+		return nil, fmt.Errorf("results file %s: %w", path, err)
+	}
+	defer f.Close()
+	res, err := reports.ReadResults(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return res, nil
 }
 
 // reportOutput is one thing report writes: a file name (with --out) and a writer.

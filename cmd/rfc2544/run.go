@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/rfc2544/rfc2544/lab"
@@ -163,7 +164,7 @@ func parseRunArgs(verb string, fixed []rfc2544.Test, args []string) (*runFlags, 
 		return nil, usagef("%s: %s; run 'rfc2544 %s --help' for the flags", verb, flagError(err), verb)
 	}
 	if f.fs.NArg() > 0 {
-		return nil, usagef("%s: unexpected argument %q: every setting is a flag (e.g. --sizes 64,1518); run 'rfc2544 %s --help'", verb, f.fs.Arg(0), verb)
+		return nil, usagef("%s: unexpected argument %s: every setting is a flag (e.g. --sizes 64,1518); run 'rfc2544 %s --help'", verb, quoteShort(f.fs.Arg(0)), verb)
 	}
 	return f, nil
 }
@@ -172,6 +173,18 @@ func parseRunArgs(verb string, fixed []rfc2544.Test, args []string) (*runFlags, 
 // users write it (--name).
 func flagError(err error) string {
 	s := err.Error()
+	// The flag package quotes a bad value whole: quote at most ~100 bytes.
+	const invalid = "invalid value "
+	if rest, ok := strings.CutPrefix(s, invalid); ok {
+		if q, qerr := strconv.QuotedPrefix(rest); qerr == nil {
+			if v, uerr := strconv.Unquote(q); uerr == nil {
+				s = invalid + quoteShort(v) + rest[len(q):]
+			}
+		}
+	}
+	if name, ok := strings.CutPrefix(s, "flag provided but not defined: -"); ok && len(name) > maxQuote {
+		s = "flag provided but not defined: -" + name[:maxQuote] + "..."
+	}
 	s = strings.Replace(s, "flag provided but not defined: -", "unknown flag --", 1)
 	s = strings.Replace(s, "for flag -", "for --", 1)
 	s = strings.Replace(s, "flag needs an argument: -", "flag needs a value: --", 1)

@@ -57,7 +57,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	switch s.transport {
 	case transportRaw, transportSim, transportUDP:
 	default:
-		return nil, usagef("--transport %q: unknown; use raw (AF_PACKET on two ports), udp (kernel UDP sockets, any routed path) or sim (simulated DUT, no root)", s.transport)
+		return nil, usagef("--transport %s: unknown; use raw (AF_PACKET on two ports), udp (kernel UDP sockets, any routed path) or sim (simulated DUT, no root)", quoteShort(s.transport))
 	}
 	agentT, agentPorts, err := setupAgent(f, set)
 	if err != nil {
@@ -344,7 +344,7 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 		if f.profile == "" && f.planFile != "" {
 			return p, usagef("--plan %s: %w", f.planFile, err)
 		}
-		return p, usagef("--profile %q: unknown; use rfc2544 (the standard's durations) or quick (short trials)", profile)
+		return p, usagef("--profile %s: unknown; use rfc2544 (the standard's durations) or quick (short trials)", quoteShort(profile))
 	}
 	if f.planFile != "" {
 		if p, err = readPlanFile(f.planFile, p); err != nil {
@@ -413,7 +413,7 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 		case rfc2544.SearchBinary, rfc2544.SearchStep, rfc2544.SearchCombo:
 			p.Throughput.Search = m
 		default:
-			return p, usagef("--search %q: unknown search mode; use binary, step or combo", f.search)
+			return p, usagef("--search %s: unknown search mode; use binary, step or combo", quoteShort(f.search))
 		}
 	}
 	if set["resolution"] {
@@ -501,7 +501,7 @@ func sizesString(sizes []int) string {
 
 // readCalibration reads the output of 'rfc2544 calibrate --json'.
 func readCalibration(path string) ([]trials.CalibrationPoint, error) {
-	b, err := os.ReadFile(path)
+	b, err := readBounded(path, maxCalibrationBytes)
 	if err != nil {
 		return nil, usagef("--calibration %s: %v; write one with 'rfc2544 calibrate --lab NAME --json > %s'", path, err, path)
 	}
