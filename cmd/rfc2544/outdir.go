@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -95,12 +96,19 @@ type outputFile struct {
 // 0644, synced; only when all are written are they renamed into place. A
 // failure leaves the files already in dir as they were.
 func writeFilesAtomic(dir string, files []outputFile) error {
+	var mu sync.Mutex // tmps is also read by the exit hook
 	tmps := make([]string, 0, len(files))
 	cleanup := func() {
+		mu.Lock()
+		defer mu.Unlock()
 		for _, t := range tmps {
 			os.Remove(t)
 		}
+		tmps = nil
 	}
+	// A signal that ends the process at once removes the temporary files.
+	done := onExit(cleanup)
+	defer done()
 	for _, o := range files {
 		path := filepath.Join(dir, o.name)
 		tmp, err := os.CreateTemp(dir, "."+o.name+".*")
@@ -108,7 +116,9 @@ func writeFilesAtomic(dir string, files []outputFile) error {
 			cleanup()
 			return fmt.Errorf("write %s: %w", path, err)
 		}
+		mu.Lock()
 		tmps = append(tmps, tmp.Name())
+		mu.Unlock()
 		err = o.write(tmp)
 		if err == nil {
 			err = tmp.Chmod(0o644) // CreateTemp makes 0600; results are for sharing
@@ -124,12 +134,18 @@ func writeFilesAtomic(dir string, files []outputFile) error {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	for i, o := range files {
 		if err := os.Rename(tmps[i], filepath.Join(dir, o.name)); err != nil {
-			cleanup()
+			for _, t := range tmps[i:] {
+				os.Remove(t)
+			}
+			tmps = nil
 			return fmt.Errorf("write %s: %w", filepath.Join(dir, o.name), err)
 		}
 	}
+	tmps = nil // renamed: nothing for the exit hook to remove
 	return nil
 }
 
