@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -245,6 +247,15 @@ func quoteShort(s string) string {
 		cut--
 	}
 	return fmt.Sprintf("%q... (%d bytes)", s[:cut], len(s))
+}
+
+// flagValue shows a flag's value as typed when it is short and plain, else
+// quoted (and cut).
+func flagValue(v string) string {
+	if v != "" && len(v) <= maxQuote && strconv.Quote(v) == `"`+v+`"` && !strings.ContainsAny(v, " ,;") {
+		return v
+	}
+	return quoteShort(v)
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -20,10 +20,13 @@ import (
 // fields the file sets replace the profile's; the rest stay. Decoding is
 // strict: an unknown field, or a value of the wrong kind, is an error naming
 // the file, the line, the field and the fix.
-func readPlanFile(path string, base rfc2544.Plan) (rfc2544.Plan, error) {
+//
+// given holds the dotted names of the fields the file sets (even to zero or
+// null), e.g. "link_bps" and "trial.duration".
+func readPlanFile(path string, base rfc2544.Plan) (p rfc2544.Plan, given map[string]bool, err error) {
 	b, err := readPlanBytes(path)
 	if err != nil {
-		return base, err
+		return base, nil, err
 	}
 	return parsePlan(path, b, base)
 }
@@ -55,24 +58,53 @@ func planProfile(path string) (string, error) {
 	return v.Profile, nil
 }
 
-func parsePlan(path string, b []byte, base rfc2544.Plan) (rfc2544.Plan, error) {
+func parsePlan(path string, b []byte, base rfc2544.Plan) (rfc2544.Plan, map[string]bool, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return base, usagef("--plan %s: not valid YAML: %v", path, cleanYAMLError(err))
+		return base, nil, usagef("--plan %s: not valid YAML: %v", path, cleanYAMLError(err))
+	}
+	// One document: a second one (after ---) would otherwise be ignored.
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	var first, second yaml.Node
+	if err := dec.Decode(&first); err == nil {
+		if err := dec.Decode(&second); !errors.Is(err, io.EOF) {
+			line := second.Line
+			if err != nil {
+				return base, nil, usagef("--plan %s: a plan file is one YAML document, and what follows the first is not valid YAML: %v", path, cleanYAMLError(err))
+			}
+			return base, nil, usagef("--plan %s: a second YAML document at line %d; a plan file is one document: remove the '---' and what follows, or merge it into the first", path, line)
+		}
 	}
 	if len(doc.Content) == 0 {
-		return base, nil // an empty plan changes nothing
+		return base, nil, nil // an empty plan changes nothing
 	}
 	if err := checkNode(doc.Content[0], reflect.TypeOf(base), ""); err != nil {
-		return base, usagef("--plan %s %w", path, err)
+		return base, nil, usagef("--plan %s %w", path, err)
 	}
 	p := base
-	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec = yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&p); err != nil && !errors.Is(err, io.EOF) {
-		return base, usagef("--plan %s: %v", path, cleanYAMLError(err))
+		return base, nil, usagef("--plan %s: %v", path, cleanYAMLError(err))
 	}
-	return p, nil
+	given := map[string]bool{}
+	givenFields(doc.Content[0], "", given)
+	return p, given, nil
+}
+
+// givenFields adds the dotted names of the fields a mapping node sets.
+func givenFields(n *yaml.Node, path string, given map[string]bool) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		name := join(path, n.Content[i].Value)
+		given[name] = true
+		givenFields(n.Content[i+1], name, given)
+	}
 }
 
 func cleanYAMLError(err error) string {
