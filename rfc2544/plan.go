@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -487,10 +488,57 @@ func (p Plan) Validate() error {
 	if p.Recovery.Recovery <= 0 {
 		return bad("system_recovery.recovery", p.Recovery.Recovery, "must be positive, e.g. 30s")
 	}
+	if err := p.checkFrameTime(); err != nil {
+		return err
+	}
 	// Last, what the checks above allow but WithDefaults would replace:
 	// e.g. trial.rest 0s in profile rfc2544.
 	if f, v, def := replaced(reflect.ValueOf(p), reflect.ValueOf(p.WithDefaults()), ""); f != "" {
 		return bad(f, v, fmt.Sprintf("zero means the profile's value (%v in profile %s); give the value you want, e.g. 1ms, or leave the field out", def, p.Profile))
+	}
+	return nil
+}
+
+// checkFrameTime refuses trials too short to send one frame at the lowest
+// load they may use, at the largest frame size: such a trial sends nothing
+// and would be recorded as 100 % loss.
+func (p Plan) checkFrameTime() error {
+	largest := slices.Max(p.FrameSizes)
+	has := func(t Test) bool { return slices.Contains(p.Tests, t) }
+	check := func(field string, d Duration, pct float64, what string) error {
+		fps := framing.LineRateFPS(p.LinkBps, largest) * pct / 100
+		if fps <= 0 {
+			return nil
+		}
+		frame := time.Duration(float64(time.Second) / fps)
+		if d.D() < frame {
+			return &PlanError{Field: field, Value: d, Fix: fmt.Sprintf(
+				"shorter than one frame time at %s (%g%% of the %g Mbit/s line rate at %d bytes: one frame every %v), so it would send nothing; give at least %v",
+				what, pct, p.LinkBps/1e6, largest, frame.Round(time.Microsecond), frame.Round(time.Millisecond)+time.Millisecond)}
+		}
+		return nil
+	}
+	t := p.Throughput
+	if has(TestThroughput) || has(TestLatency) || has(TestBackToBack) || has(TestRecovery) {
+		// Every test but frame loss starts from a throughput search.
+		if err := check("trial.duration", p.Trial.Duration, t.MinPercent, "the lowest load of the throughput search"); err != nil {
+			return err
+		}
+	}
+	if has(TestFrameLoss) {
+		if err := check("trial.duration", p.Trial.Duration, p.FrameLoss.StepPercent, "the lowest load of the frame loss test"); err != nil {
+			return err
+		}
+	}
+	if has(TestLatency) {
+		if err := check("latency.duration", p.Latency.Duration, t.MinPercent, "the lowest throughput a latency test may run at"); err != nil {
+			return err
+		}
+	}
+	if has(TestBackToBack) {
+		if err := check("back_to_back.burst_cap", p.BackToBack.BurstCap, 100, "the line rate of a back-to-back burst"); err != nil {
+			return err
+		}
 	}
 	return nil
 }
