@@ -53,6 +53,9 @@ func main() {
 	if len(os.Args) > 1 {
 		verbName = os.Args[1]
 	}
+	if verbName == "lab" && len(os.Args) > 2 {
+		verbName += " " + os.Args[2] // lab up stops gracefully, the others at once
+	}
 	go handleSignals(verbName, sigs, cancel, finished, os.Stderr, func() { os.Exit(exitInterrupted) })
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	close(finished)
@@ -72,7 +75,7 @@ var stopNotes = map[string]string{
 	"b2b":        "stopping the current trial, writing partial results and cleaning up",
 	"calibrate":  "stopping the measurement",
 	"gen":        "stopping the generator",
-	"lab":        "stopping; a lab half built is removed",
+	"lab up":     "stopping; what the lab built so far is removed",
 	"agent":      "ending the session and closing the listener",
 }
 
