@@ -21,7 +21,11 @@ func printRunHelp(w io.Writer, verb string, fixed []rfc2544.Test) {
 
 rfc2544 %[1]s %[2]s,
 writes journal.jsonl, results.json and report.txt to --out, and prints
-the tables (or the results as JSON with --json).
+the tables (or the results as JSON with --json). --out must be new or empty
+(--overwrite replaces an earlier run's files); a run or resume locks it, so a
+second one of the same folder fails at once. Ctrl-C, SIGTERM and SIGHUP stop
+the current trial and write partial results; a resume that fails before it
+gets past the journal leaves the earlier results as they were.
 
 Examples:
   # %[3]s on a temporary virtual lab (root), quick profile
