@@ -81,15 +81,34 @@ func parsePlan(path string, b []byte, base rfc2544.Plan) (rfc2544.Plan, map[stri
 	if err := checkNode(doc.Content[0], reflect.TypeOf(base), ""); err != nil {
 		return base, nil, usagef("--plan %s %w", path, err)
 	}
+	// A null field leaves the profile's value (decoding it would zero
+	// the field); checkNode has refused unknown fields.
+	dropNulls(doc.Content[0])
 	p := base
-	dec = yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&p); err != nil && !errors.Is(err, io.EOF) {
+	if err := doc.Content[0].Decode(&p); err != nil {
 		return base, nil, usagef("--plan %s: %v", path, cleanYAMLError(err))
 	}
 	given := map[string]bool{}
 	givenFields(doc.Content[0], "", given)
 	return p, given, nil
+}
+
+// dropNulls removes the fields set to null from a mapping node, at every
+// depth.
+func dropNulls(n *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	kept := n.Content[:0]
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+			continue
+		}
+		dropNulls(v)
+		kept = append(kept, k, v)
+	}
+	n.Content = kept
 }
 
 // givenFields adds the dotted names of the fields a mapping node sets.

@@ -125,3 +125,27 @@ func TestRetriesZeroMeansNever(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanNullKeepsProfile: a field set to null (~) in a plan file leaves
+// the profile's value, as checkNode documents; only a value given is checked.
+func TestPlanNullKeepsProfile(t *testing.T) {
+	p, given, err := parsePlan("null.yaml", []byte("frame_sizes: ~\nlink_bps: ~\ntrial:\n  duration: ~\n  rest: 1s\n"), mustDefault(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.FrameSizes) != len(rfc2544.DefaultFrameSizes) || p.Trial.Duration != rfc2544.Duration(60e9) || p.Trial.Rest != rfc2544.Duration(1e9) {
+		t.Errorf("plan after nulls: sizes %v, duration %v, rest %v", p.FrameSizes, p.Trial.Duration, p.Trial.Rest)
+	}
+	if given["link_bps"] || given["frame_sizes"] || !given["trial.rest"] {
+		t.Errorf("given fields %v: want trial.rest and no null field", given)
+	}
+}
+
+func mustDefault(t *testing.T) rfc2544.Plan {
+	t.Helper()
+	p, err := rfc2544.DefaultPlan(rfc2544.ProfileRFC2544)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
