@@ -499,9 +499,11 @@ func (p Plan) Validate() error {
 	return nil
 }
 
-// checkFrameTime refuses trials too short to send one frame at the lowest
-// load they may use, at the largest frame size: such a trial sends nothing
-// and would be recorded as 100 % loss.
+// checkFrameTime refuses trials too short to send one frame even at the
+// highest load they use, at the largest frame size: every such trial would
+// send nothing and be recorded as 100 % loss (--duration 1ns). A trial the
+// search sends at a low load may still carry fewer frames than a longer one
+// would; that is the plan's choice of duration and min_percent.
 func (p Plan) checkFrameTime() error {
 	largest := slices.Max(p.FrameSizes)
 	has := func(t Test) bool { return slices.Contains(p.Tests, t) }
@@ -513,25 +515,25 @@ func (p Plan) checkFrameTime() error {
 		frame := time.Duration(float64(time.Second) / fps)
 		if d.D() < frame {
 			return &PlanError{Field: field, Value: d, Fix: fmt.Sprintf(
-				"shorter than one frame time at %s (%g%% of the %g Mbit/s line rate at %d bytes: one frame every %v), so it would send nothing; give at least %v",
-				what, pct, p.LinkBps/1e6, largest, frame.Round(time.Microsecond), frame.Round(time.Millisecond)+time.Millisecond)}
+				"shorter than one frame time even at %s (%g%% of the %g Mbit/s line rate at %d bytes: one frame every %v), so no trial would send a frame; give at least %v",
+				what, pct, p.LinkBps/1e6, largest, frame, frame.Truncate(time.Microsecond)+time.Microsecond)}
 		}
 		return nil
 	}
 	t := p.Throughput
 	if has(TestThroughput) || has(TestLatency) || has(TestBackToBack) || has(TestRecovery) {
 		// Every test but frame loss starts from a throughput search.
-		if err := check("trial.duration", p.Trial.Duration, t.MinPercent, "the lowest load of the throughput search"); err != nil {
+		if err := check("trial.duration", p.Trial.Duration, t.MaxPercent, "the highest load of the throughput search"); err != nil {
 			return err
 		}
 	}
 	if has(TestFrameLoss) {
-		if err := check("trial.duration", p.Trial.Duration, p.FrameLoss.StepPercent, "the lowest load of the frame loss test"); err != nil {
+		if err := check("trial.duration", p.Trial.Duration, 100, "the first load of the frame loss test"); err != nil {
 			return err
 		}
 	}
 	if has(TestLatency) {
-		if err := check("latency.duration", p.Latency.Duration, t.MinPercent, "the lowest throughput a latency test may run at"); err != nil {
+		if err := check("latency.duration", p.Latency.Duration, t.MaxPercent, "the highest throughput a latency test may run at"); err != nil {
 			return err
 		}
 	}

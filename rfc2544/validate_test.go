@@ -36,7 +36,7 @@ func TestValidateGivenZero(t *testing.T) {
 		{"max trials cap", func(p *Plan) { p.Throughput.MaxTrials = MaxRepetitions + 1 }, "throughput.max_trials", "1 to 1000"},
 		{"frame size above jumbo", func(p *Plan) { p.FrameSizes = []int{9217} }, "frame_sizes", "64 to 9216"},
 		{"ipv6 frame size", func(p *Plan) { p.IPv6 = true; p.FrameSizes = []int{64} }, "frame_sizes", "84 to 9216"},
-		{"one frame time", func(p *Plan) { p.Trial.Duration = Duration(time.Millisecond) }, "trial.duration", "shorter than one frame time"},
+		{"one frame time", func(p *Plan) { p.Trial.Duration = Duration(time.Microsecond) }, "trial.duration", "shorter than one frame time"},
 		{"burst below a frame", func(p *Plan) { p.BackToBack.BurstCap = Duration(time.Nanosecond) }, "back_to_back.burst_cap", "shorter than one frame time"},
 	}
 	for _, tt := range tests {

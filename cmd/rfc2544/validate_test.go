@@ -39,9 +39,9 @@ func TestPlanAndFlagsValidateAlike(t *testing.T) {
 		{"flows too many", "flows: 70000\n", []string{"--flows", "70000"}, "plan flows: 70000 is not valid"},
 		{"retries above the cap", "trial:\n  retries: 11\n", []string{"--retries", "11"}, "plan trial.retries: 11 is not valid: use 0 (never run a trial again) to 10"},
 		// Trials that cannot send one frame (issue 17 item 10).
-		{"duration 1ns", "trial:\n  duration: 1ns\n", []string{"--duration", "1ns"}, "plan trial.duration: 1ns is not valid: shorter than one frame time at the lowest load of the throughput search (0.1% of the 1000 Mbit/s line rate at 1518 bytes: one frame every 12.304ms)"},
+		{"duration 1ns", "trial:\n  duration: 1ns\n", []string{"--duration", "1ns"}, "plan trial.duration: 1ns is not valid: shorter than one frame time even at the highest load of the throughput search (100% of the 1000 Mbit/s line rate at 1518 bytes: one frame every 12.304µs)"},
 		{"latency duration 1us", "latency:\n  duration: 1us\n", []string{"--latency-duration", "1us"}, "plan latency.duration: 1µs is not valid: shorter than one frame time"},
-		{"burst cap 1ns", "back_to_back:\n  burst_cap: 1ns\n", []string{"--b2b-cap", "1ns"}, "plan back_to_back.burst_cap: 1ns is not valid: shorter than one frame time at the line rate"},
+		{"burst cap 1ns", "back_to_back:\n  burst_cap: 1ns\n", []string{"--b2b-cap", "1ns"}, "plan back_to_back.burst_cap: 1ns is not valid: shorter than one frame time even at the line rate"},
 		{"initial percent zero", "throughput:\n  initial_percent: 0\n", nil, "plan throughput.initial_percent: 0 is not valid"},
 		{"link bps nan", "link_bps: .nan\n", nil, "plan link_bps: NaN is not valid"},
 		{"link bps negative", "link_bps: -1\n", nil, "plan link_bps: -1 is not valid"},
