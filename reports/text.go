@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -43,7 +45,7 @@ func writeText(w io.Writer, res *rfc2544.Results, which Table) error {
 			width = max(width, len([]rune(kv[0])))
 		}
 		for _, kv := range md {
-			fmt.Fprintf(bw, "  %-*s  %s\n", width+1, kv[0]+":", kv[1])
+			fmt.Fprintf(bw, "  %-*s  %s\n", width+1, escapeControl(kv[0])+":", escapeControl(kv[1]))
 		}
 	}
 	tables := buildTables(res, which)
@@ -63,7 +65,7 @@ func writeText(w io.Writer, res *rfc2544.Results, which Table) error {
 
 // renderText draws one table with tablewriter: title, table, notes.
 func renderText(w io.Writer, t *table) error {
-	fmt.Fprintln(w, t.Title)
+	fmt.Fprintln(w, escapeControl(t.Title))
 	align := make([]tw.Align, len(t.Header))
 	for i, r := range t.Right {
 		align[i] = tw.AlignLeft
@@ -78,7 +80,7 @@ func renderText(w io.Writer, t *table) error {
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 	)
-	tbl.Header(toAny(t.Header)...)
+	tbl.Header(toAny(t.Header)...) // toAny escapes
 	for _, r := range t.Rows {
 		if err := tbl.Append(toAny(r)...); err != nil {
 			return err
@@ -88,15 +90,48 @@ func renderText(w io.Writer, t *table) error {
 		return err
 	}
 	for _, n := range t.Notes {
-		fmt.Fprintln(w, "  "+strings.TrimSpace(n))
+		fmt.Fprintln(w, "  "+escapeControl(strings.TrimSpace(n)))
 	}
 	return nil
 }
 
+// toAny converts table cells for tablewriter, escaping control characters.
 func toAny(s []string) []any {
 	a := make([]any, len(s))
 	for i, v := range s {
-		a[i] = v
+		a[i] = escapeControl(v)
 	}
 	return a
+}
+
+// escapeControl shows the control characters of s (C0, DEL, C1: the ANSI
+// and OSC escapes a results file could carry to a terminal) and invalid
+// UTF-8 as Go escapes, \x1b, \n, \u009b or \xff, so text output never
+// drives the terminal. Other text is left as it is.
+func escapeControl(s string) string {
+	clean := true
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			q := strconv.QuoteRune(r) // '\x1b', '\n', '\u009b'
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }

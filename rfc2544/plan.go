@@ -3,7 +3,13 @@ package rfc2544
 import (
 	"fmt"
 	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/rfc2544/rfc2544/framing"
 )
 
 // Duration is a time.Duration that reads and writes as a Go duration string
@@ -22,10 +28,27 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(string(b))
 	if err != nil {
-		return fmt.Errorf("%q is not a duration: write it like 60s, 500ms or 2m", b)
+		if _, nerr := strconv.ParseFloat(string(b), 64); nerr == nil {
+			return fmt.Errorf("%s has no unit: write it like %ss or %sms", quote(string(b)), b, b)
+		}
+		return fmt.Errorf("%s is not a duration: write it like 60s, 500ms or 2m", quote(string(b)))
 	}
 	*d = Duration(v)
 	return nil
+}
+
+// quote is strconv.Quote of s cut to about 100 bytes: an error quoting a
+// bad value of megabytes from a plan file must not flood the terminal.
+func quote(s string) string {
+	const max = 100
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	cut := max
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
 }
 
 // Plan is everything a run needs to know besides the ports: which tests, which
@@ -80,7 +103,8 @@ type TrialConfig struct {
 	Rest Duration `json:"rest" yaml:"rest"`
 	// Retries is how many times a trial is run again when the tester's own
 	// host stalled its generator (a transient tester limit, never DUT
-	// loss). Zero means the profile's value (2); -1 means never.
+	// loss). Zero means the profile's value (2); -1 means never. A plan
+	// file and --retries write never as 0 (or -1): the CLI stores it as -1.
 	Retries int `json:"retries,omitempty" yaml:"retries"`
 }
 
@@ -222,9 +246,15 @@ var DefaultFrameSizes = []int{64, 128, 256, 512, 1024, 1280, 1518}
 
 // Limits a plan is checked against.
 const (
-	// MinFrameSize and MaxFrameSize bound Plan.FrameSizes, in bytes with FCS.
+	// MinFrameSize and MaxFrameSize bound Plan.FrameSizes, in bytes with
+	// FCS: the smallest IPv4/UDP test frame and the largest jumbo frame the
+	// engine builds (IPv6 needs framing.MinFrameSize(IPv6UDP) = 84).
 	MinFrameSize = 64
-	MaxFrameSize = 16384
+	MaxFrameSize = framing.MaxJumbo
+	// MaxRepetitions bounds latency.repetitions, back_to_back.repetitions
+	// and throughput.max_trials; MaxFlows bounds flows.
+	MaxRepetitions = 1000
+	MaxFlows       = 65535
 	// DefaultRetries is trial.retries of both profiles, and MaxRetries its
 	// largest value.
 	DefaultRetries = 2
@@ -279,7 +309,7 @@ func DefaultPlan(profile string) (Plan, error) {
 		p.Recovery = RecoveryConfig{Overload: Duration(2 * s), Recovery: Duration(2 * s)}
 		return p, nil
 	}
-	return Plan{}, fmt.Errorf("profile %q: unknown; use %q or %q", profile, ProfileRFC2544, ProfileQuick)
+	return Plan{}, fmt.Errorf("profile %s: unknown; use %q or %q", quote(profile), ProfileRFC2544, ProfileQuick)
 }
 
 // WithDefaults returns p with every zero field filled from its profile
@@ -347,11 +377,25 @@ func (p Plan) WithDefaults() Plan {
 	return p
 }
 
-// Validate reports the first bad parameter of p, naming its YAML field, the
-// value and the fix. Call it on p.WithDefaults(): zero values are errors here.
+// PlanError is a bad plan field: its YAML name, the value and the fix.
+type PlanError struct {
+	// Field is the dotted YAML name, e.g. "trial.duration".
+	Field string
+	Value any
+	Fix   string
+}
+
+func (e *PlanError) Error() string {
+	return fmt.Sprintf("plan %s: %v is not valid: %s", e.Field, e.Value, e.Fix)
+}
+
+// Validate reports the first bad parameter of p as a *PlanError. Call it on
+// a complete plan (p.WithDefaults(), or a plan decoded over DefaultPlan): a
+// zero that WithDefaults would replace by the profile's value is an error
+// here, so a value given as zero is refused, never silently replaced.
 func (p Plan) Validate() error {
 	bad := func(field string, v any, fix string) error {
-		return fmt.Errorf("plan %s: %v is not valid: %s", field, v, fix)
+		return &PlanError{Field: field, Value: v, Fix: fix}
 	}
 	if _, err := DefaultPlan(p.Profile); err != nil {
 		return fmt.Errorf("plan profile: %w", err)
@@ -362,10 +406,10 @@ func (p Plan) Validate() error {
 	seenT := map[Test]bool{}
 	for _, t := range p.Tests {
 		if !t.valid() {
-			return bad("tests", fmt.Sprintf("%q", t), "use throughput, latency, frame_loss, back_to_back or system_recovery")
+			return bad("tests", quote(string(t)), "use throughput, latency, frame_loss, back_to_back or system_recovery")
 		}
 		if seenT[t] {
-			return bad("tests", fmt.Sprintf("%q", t), "each test may be named once")
+			return bad("tests", quote(string(t)), "each test may be named once")
 		}
 		seenT[t] = true
 	}
@@ -373,9 +417,13 @@ func (p Plan) Validate() error {
 		return bad("frame_sizes", "[]", "give at least one size, e.g. [64, 128, 256, 512, 1024, 1280, 1518]")
 	}
 	seenF := map[int]bool{}
+	proto := framing.IPv4UDP
+	if p.IPv6 {
+		proto = framing.IPv6UDP
+	}
 	for _, f := range p.FrameSizes {
-		if f < MinFrameSize || f > MaxFrameSize {
-			return bad("frame_sizes", f, fmt.Sprintf("a frame size is %d to %d bytes, FCS included", MinFrameSize, MaxFrameSize))
+		if min := framing.MinFrameSize(proto, false); f < min || f > MaxFrameSize {
+			return bad("frame_sizes", f, fmt.Sprintf("%s frame sizes are %d to %d bytes, FCS included", proto, min, MaxFrameSize))
 		}
 		if seenF[f] {
 			return bad("frame_sizes", f, "each size may be listed once")
@@ -385,8 +433,8 @@ func (p Plan) Validate() error {
 	if !(p.LinkBps > 0) || math.IsInf(p.LinkBps, 0) {
 		return bad("link_bps", p.LinkBps, "set the line rate of the tester ports in bit/s, e.g. 1e9 for 1 Gbit/s")
 	}
-	if p.Flows < 0 {
-		return bad("flows", p.Flows, "use 0 or 1 for a single flow, more to spread over UDP port pairs")
+	if p.Flows < 0 || p.Flows > MaxFlows {
+		return bad("flows", p.Flows, fmt.Sprintf("use 0 or 1 for a single flow, up to %d to spread over UDP port pairs", MaxFlows))
 	}
 	if p.Throughput.PerDirection && !p.Bidirectional {
 		return bad("throughput.per_direction", true, "searching each direction alone needs a bidirectional plan: set bidirectional: true, or drop per_direction")
@@ -404,7 +452,7 @@ func (p Plan) Validate() error {
 	}
 
 	if p.Trial.Retries < -1 || p.Trial.Retries > MaxRetries {
-		return bad("trial.retries", p.Trial.Retries, fmt.Sprintf("use 1 to %d repeats of a trial the tester's host stalled, -1 for none, or leave it out for %d", MaxRetries, DefaultRetries))
+		return bad("trial.retries", p.Trial.Retries, fmt.Sprintf("use 0 (never run a trial again) to %d repeats of a trial the tester's host stalled, or leave it out for %d", MaxRetries, DefaultRetries))
 	}
 
 	t := p.Throughput
@@ -418,7 +466,7 @@ func (p Plan) Validate() error {
 			return bad("throughput.loss_tolerance_percent", t.LossTolerancePercent, "an mlr search takes its losses from throughput.goals (e.g. --goals NDR=0,PDR=0.5%); drop it, or use search: binary")
 		}
 	default:
-		return bad("throughput.search", fmt.Sprintf("%q", t.Search), "use mlr, binary, step or combo")
+		return bad("throughput.search", quote(string(t.Search)), "use mlr, binary, step or combo")
 	}
 	if err := t.validateCriteria(); err != nil {
 		return err
@@ -455,15 +503,15 @@ func (p Plan) Validate() error {
 	if !(t.LossTolerancePercent >= 0 && t.LossTolerancePercent < 100) {
 		return bad("throughput.loss_tolerance_percent", t.LossTolerancePercent, "use 0 for RFC 2544's zero loss, or an acceptable loss below 100, e.g. 0.1")
 	}
-	if t.MaxTrials < 1 {
-		return bad("throughput.max_trials", t.MaxTrials, "must be at least 1, e.g. 30")
+	if t.MaxTrials < 1 || t.MaxTrials > MaxRepetitions {
+		return bad("throughput.max_trials", t.MaxTrials, fmt.Sprintf("use 1 to %d, e.g. 30", MaxRepetitions))
 	}
 
 	if p.Latency.Duration <= 0 {
 		return bad("latency.duration", p.Latency.Duration, "must be positive, e.g. 120s")
 	}
-	if p.Latency.Repetitions < 1 {
-		return bad("latency.repetitions", p.Latency.Repetitions, "must be at least 1; RFC 2544 asks for 20")
+	if p.Latency.Repetitions < 1 || p.Latency.Repetitions > MaxRepetitions {
+		return bad("latency.repetitions", p.Latency.Repetitions, fmt.Sprintf("use 1 to %d; RFC 2544 asks for 20", MaxRepetitions))
 	}
 	if err := pct("frame_loss.step_percent", p.FrameLoss.StepPercent); err != nil {
 		return err
@@ -472,8 +520,8 @@ func (p Plan) Validate() error {
 	if b.BurstCap <= 0 || b.BurstCap.D() > MaxBurstCap {
 		return bad("back_to_back.burst_cap", b.BurstCap, "must be positive and at most 30s (RFC 9004); 2s is the default")
 	}
-	if b.Repetitions < 1 {
-		return bad("back_to_back.repetitions", b.Repetitions, "must be at least 1; RFC 2544 asks for 50")
+	if b.Repetitions < 1 || b.Repetitions > MaxRepetitions {
+		return bad("back_to_back.repetitions", b.Repetitions, fmt.Sprintf("use 1 to %d; RFC 2544 asks for 50", MaxRepetitions))
 	}
 	if b.MinStepFrames < 0 {
 		return bad("back_to_back.min_step_frames", b.MinStepFrames, "must be 0 (use min_step_percent) or a positive number of frames")
@@ -487,7 +535,88 @@ func (p Plan) Validate() error {
 	if p.Recovery.Recovery <= 0 {
 		return bad("system_recovery.recovery", p.Recovery.Recovery, "must be positive, e.g. 30s")
 	}
+	if err := p.checkFrameTime(); err != nil {
+		return err
+	}
+	// Last, what the checks above allow but WithDefaults would replace:
+	// e.g. trial.rest 0s in profile rfc2544.
+	if f, v, def := replaced(reflect.ValueOf(p), reflect.ValueOf(p.WithDefaults()), ""); f != "" {
+		return bad(f, v, fmt.Sprintf("zero means the profile's value (%v in profile %s); give the value you want, e.g. 1ms, or leave the field out", def, p.Profile))
+	}
 	return nil
+}
+
+// checkFrameTime refuses trials too short to send one frame even at the
+// highest load they use, at the largest frame size: every such trial would
+// send nothing and be recorded as 100 % loss (--duration 1ns). A trial the
+// search sends at a low load may still carry fewer frames than a longer one
+// would; that is the plan's choice of duration and min_percent.
+func (p Plan) checkFrameTime() error {
+	largest := slices.Max(p.FrameSizes)
+	has := func(t Test) bool { return slices.Contains(p.Tests, t) }
+	check := func(field string, d Duration, pct float64, what string) error {
+		fps := framing.LineRateFPS(p.LinkBps, largest) * pct / 100
+		if fps <= 0 {
+			return nil
+		}
+		frame := time.Duration(float64(time.Second) / fps)
+		if d.D() < frame {
+			return &PlanError{Field: field, Value: d, Fix: fmt.Sprintf(
+				"shorter than one frame time even at %s (%g%% of the %g Mbit/s line rate at %d bytes: one frame every %v), so no trial would send a frame; give at least %v",
+				what, pct, p.LinkBps/1e6, largest, frame, frame.Truncate(time.Microsecond)+time.Microsecond)}
+		}
+		return nil
+	}
+	t := p.Throughput
+	if has(TestThroughput) || has(TestLatency) || has(TestBackToBack) || has(TestRecovery) {
+		// Every test but frame loss starts from a throughput search.
+		if err := check("trial.duration", p.Trial.Duration, t.MaxPercent, "the highest load of the throughput search"); err != nil {
+			return err
+		}
+	}
+	if has(TestFrameLoss) {
+		if err := check("trial.duration", p.Trial.Duration, 100, "the first load of the frame loss test"); err != nil {
+			return err
+		}
+	}
+	if has(TestLatency) {
+		if err := check("latency.duration", p.Latency.Duration, t.MaxPercent, "the highest throughput a latency test may run at"); err != nil {
+			return err
+		}
+	}
+	if has(TestBackToBack) {
+		if err := check("back_to_back.burst_cap", p.BackToBack.BurstCap, 100, "the line rate of a back-to-back burst"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replaced finds the first field (by YAML path) where p and d differ, p
+// being a plan and d its WithDefaults. Profile is not compared: "" is a
+// name for rfc2544.
+func replaced(p, d reflect.Value, path string) (field string, v, def any) {
+	for i := 0; i < p.NumField(); i++ {
+		sf := p.Type().Field(i)
+		name, _, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
+		if !sf.IsExported() || name == "-" || sf.Name == "Profile" {
+			continue
+		}
+		if path != "" {
+			name = path + "." + name
+		}
+		pv, dv := p.Field(i), d.Field(i)
+		if pv.Kind() == reflect.Struct {
+			if f, v, def := replaced(pv, dv, name); f != "" {
+				return f, v, def
+			}
+			continue
+		}
+		if !reflect.DeepEqual(pv.Interface(), dv.Interface()) {
+			return name, pv.Interface(), dv.Interface()
+		}
+	}
+	return "", nil, nil
 }
 
 // Streams is how many streams each trial sends: 2 when Bidirectional, else 1.

@@ -45,7 +45,7 @@ Example:
 		if err == flag.ErrHelp {
 			return nil
 		}
-		return usagef("calibrate: %v", err)
+		return usagef("calibrate: %s", flagError(err))
 	}
 	if fs.NArg() > 0 {
 		return usagef("calibrate: unexpected argument %q", fs.Arg(0))

@@ -62,7 +62,7 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return nil
 	}
 	if err != nil {
-		return usagef("compare: %v; run 'rfc2544 compare --help' for the flags", err)
+		return usagef("compare: %s; run 'rfc2544 compare --help' for the flags", flagError(err))
 	}
 	if len(pos) < 2 {
 		return usagef("compare: want two or more results files (A B ...), got %d%s: rfc2544 compare a/results.json b/results.json",
@@ -91,11 +91,11 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		return compareRuns(pos, *format, *chart, chartFormat, stdout, stderr)
 	}
-	a, err := reports.ReadResultsFile(pos[0])
+	a, err := readResultsFile(pos[0])
 	if err != nil {
 		return fmt.Errorf("compare: A: %w", err)
 	}
-	b, err := reports.ReadResultsFile(pos[1])
+	b, err := readResultsFile(pos[1])
 	if err != nil {
 		return fmt.Errorf("compare: B: %w", err)
 	}
@@ -121,7 +121,8 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		c.Notes = notes
 	}
 	if *chart != "" {
-		if err := writeReportFile(*chart, func(w io.Writer) error { return reports.WriteComparisonChart(w, c, chartFormat) }); err != nil {
+		write := func(w io.Writer) error { return reports.WriteComparisonChart(w, c, chartFormat) }
+		if err := writeFilesAtomic(filepath.Dir(*chart), []outputFile{{filepath.Base(*chart), write}}); err != nil {
 			return fmt.Errorf("compare: chart: %w", err)
 		}
 	}
@@ -145,7 +146,7 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 func compareRuns(files []string, format, chart string, chartFormat reports.ImageFormat, stdout, stderr io.Writer) error {
 	var runs []*rfc2544.Results
 	for i, f := range files {
-		r, err := reports.ReadResultsFile(f)
+		r, err := readResultsFile(f)
 		if err != nil {
 			return fmt.Errorf("compare: run %d: %w", i+1, err)
 		}

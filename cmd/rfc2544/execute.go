@@ -40,10 +40,6 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 	if f.quiet {
 		logw = io.Discard
 	}
-	if err := os.MkdirAll(s.out, 0o755); err != nil {
-		return usagef("--out %s: cannot create the folder: %w", s.out, err)
-	}
-
 	// The journal, before the first trial.
 	var j *journal
 	var replay []rfc2544.TrialRecord
@@ -131,6 +127,16 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 		}
 	}
 
+	if s.resume != nil && runErr != nil && rt.done < len(replay) {
+		// A resume that failed before it got past the journal has less
+		// than the interrupted run's results: keep those.
+		fmt.Fprintf(logw, "results.json and the reports in %s are left as they were: the resume stopped after %d of the journal's %d trials\n",
+			s.out, rt.done, len(replay))
+		if interrupted {
+			return fmt.Errorf("%w: continue with 'rfc2544 %s --resume %s'", errInterrupted, s.verb, s.out)
+		}
+		return fmt.Errorf("%w (results in %s unchanged)", runErr, s.out)
+	}
 	if err := writeResults(s.out, res); err != nil {
 		return errors.Join(runErr, err)
 	}
@@ -220,38 +226,18 @@ func testerLimited(r *rfc2544.Results) bool {
 	return false
 }
 
-// writeResults writes results.json, report.txt and report.html into dir, each through a
-// temporary file so a reader never sees half a file.
+// writeResults writes results.json, report.txt and report.html into dir,
+// all or none (writeFilesAtomic): a reader never sees half a file, nor a
+// results.json from another run than the reports beside it.
 func writeResults(dir string, res *rfc2544.Results) error {
-	for _, out := range []struct {
-		name  string
-		write func(io.Writer, *rfc2544.Results) error
-	}{
-		{"results.json", reports.WriteJSON},
-		{"report.txt", reports.WriteTables},
-		{"report.html", reports.WriteHTML},
-	} {
-		path := filepath.Join(dir, out.name)
-		tmp, err := os.CreateTemp(dir, "."+out.name+".*")
-		if err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		err = out.write(tmp, res)
-		if err == nil {
-			err = tmp.Sync()
-		}
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(tmp.Name(), path)
-		}
-		if err != nil {
-			os.Remove(tmp.Name())
-			return fmt.Errorf("write %s: %w", path, err)
-		}
+	w := func(write func(io.Writer, *rfc2544.Results) error) func(io.Writer) error {
+		return func(out io.Writer) error { return write(out, res) }
 	}
-	return nil
+	return writeFilesAtomic(dir, []outputFile{
+		{"results.json", w(reports.WriteJSON)},
+		{"report.txt", w(reports.WriteTables)},
+		{"report.html", w(reports.WriteHTML)},
+	})
 }
 
 // toolVersion is "rfc2544" plus the module version or VCS revision.

@@ -45,7 +45,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err == flag.ErrHelp {
 			return nil
 		}
-		return usagef("gen: %v", err)
+		return usagef("gen: %s", flagError(err))
 	}
 	mac, err := net.ParseMAC(*dmac)
 	if err != nil || len(mac) != 6 {

@@ -21,7 +21,11 @@ func printRunHelp(w io.Writer, verb string, fixed []rfc2544.Test) {
 
 rfc2544 %[1]s %[2]s,
 writes journal.jsonl, results.json and report.txt to --out, and prints
-the tables (or the results as JSON with --json).
+the tables (or the results as JSON with --json). --out must be new or empty
+(--overwrite replaces an earlier run's files); a run or resume locks it, so a
+second one of the same folder fails at once. Ctrl-C, SIGTERM and SIGHUP stop
+the current trial and write partial results; a resume that fails before it
+gets past the journal leaves the earlier results as they were.
 
 Examples:
   # %[3]s on a temporary virtual lab (root), quick profile
@@ -54,7 +58,7 @@ Exit codes: 0 ok, 1 test error, 2 usage error, 3 tester-limited result,
 		{"Two hosts: a remote agent as port B (udp)", []string{"agent", "token-file", "local", "reverse", "clock-sync"}},
 		{"Temporary lab settings (with --lab and no name)", labSettingFlags},
 		{"Safety (RFC 6815)", []string{"max-rate", "allow-any-destination", "force"}},
-		{"Output", []string{"out", "json", "quiet", "dry-run", "resume"}},
+		{"Output", []string{"out", "overwrite", "json", "quiet", "dry-run", "resume"}},
 	}
 	// Flags no group lists (added by other verbs' code) still show.
 	listed := map[string]bool{}

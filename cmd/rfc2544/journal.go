@@ -114,12 +114,12 @@ type journalContents struct {
 // crash mid-write leaves: it is dropped (that trial runs again). Any other
 // bad line is an error.
 func readJournal(path string) (*journalContents, error) {
-	b, err := os.ReadFile(path)
+	b, err := readBounded(path, maxJournalBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, usagef("--resume %s: no %s there; give the --out folder of the run to continue", filepath.Dir(path), journalName)
 		}
-		return nil, fmt.Errorf("read journal: %w", err)
+		return nil, fmt.Errorf("read journal %s: %w", path, err)
 	}
 	var c journalContents
 	r := bufio.NewReader(bytes.NewReader(b))

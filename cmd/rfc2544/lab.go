@@ -72,7 +72,7 @@ func labParseFlags(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return usagef("lab %s: %v", fs.Name(), err)
+		return usagef("lab %s: %s", fs.Name(), flagError(err))
 	}
 	if fs.NArg() > 0 {
 		return usagef("lab %s: unexpected argument %q", fs.Name(), fs.Arg(0))
@@ -429,7 +429,7 @@ func runSweep(ctx context.Context, verb string, fixed []rfc2544.Test, out string
 	var runs []*rfc2544.Results
 	var labels []string
 	for i, f := range files {
-		r, err := reports.ReadResultsFile(f)
+		r, err := readResultsFile(f)
 		if err != nil {
 			return fmt.Errorf("sweep: %w", err)
 		}

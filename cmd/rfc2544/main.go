@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -19,7 +20,7 @@ const (
 	exitUsage         = 2
 	exitTesterLimited = 3
 	// exitInterrupted is the shell's 128+SIGINT: the run was stopped by
-	// Ctrl-C (or SIGTERM) and wrote partial results.
+	// Ctrl-C (or SIGTERM or SIGHUP) and wrote partial results.
 	exitInterrupted = 130
 )
 
@@ -46,32 +47,82 @@ func register(name, summary string, run func(ctx context.Context, args []string,
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	finished := make(chan struct{})
-	go func() {
-		select {
-		case <-sigs:
-			// The first Ctrl-C cancels ctx: the current trial stops, partial
-			// results are written, a temporary lab is removed.
-			cancel()
-			fmt.Fprintln(os.Stderr, "\nrfc2544: interrupted: stopping the current trial, writing partial results and cleaning up; press Ctrl-C again to exit at once")
-		case <-finished:
-			return
-		}
-		select {
-		case <-sigs:
-			// The second exits at once, but only after what must not
-			// outlive the run (a temporary lab's namespaces) is gone.
-			fmt.Fprintln(os.Stderr, "rfc2544: interrupted again: exiting now; partial results are in the journal")
-			runExitHooks()
-			os.Exit(exitInterrupted)
-		case <-finished:
-		}
-	}()
+	verbName := ""
+	if len(os.Args) > 1 {
+		verbName = os.Args[1]
+	}
+	if verbName == "lab" && len(os.Args) > 2 {
+		verbName += " " + os.Args[2] // lab up stops gracefully, the others at once
+	}
+	go handleSignals(verbName, sigs, cancel, finished, os.Stderr, func() { os.Exit(exitInterrupted) })
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	close(finished)
 	cancel()
 	os.Exit(exitCode(err, os.Stderr))
+}
+
+// stopNotes says, per verb, what the first Ctrl-C, SIGTERM or SIGHUP does:
+// the verb's ctx is cancelled and it stops gracefully. A verb not listed
+// (report, compare, help) has nothing to stop or save: the first signal
+// ends it at once.
+var stopNotes = map[string]string{
+	"run":        "stopping the current trial, writing partial results and cleaning up",
+	"throughput": "stopping the current trial, writing partial results and cleaning up",
+	"latency":    "stopping the current trial, writing partial results and cleaning up",
+	"loss":       "stopping the current trial, writing partial results and cleaning up",
+	"b2b":        "stopping the current trial, writing partial results and cleaning up",
+	"calibrate":  "stopping the measurement",
+	"gen":        "stopping the generator",
+	"lab up":     "stopping; what the lab built so far is removed",
+	"agent":      "ending the session and closing the listener",
+}
+
+// handleSignals turns the first signal into a graceful stop of verb (ctx
+// cancelled) or, for a verb with nothing to stop, an exit at once; a second
+// signal always exits at once, but only after what must not outlive the
+// process (a temporary lab, temporary files) is gone.
+func handleSignals(verb string, sigs <-chan os.Signal, cancel func(), finished <-chan struct{}, stderr io.Writer, exit func()) {
+	var sig os.Signal
+	select {
+	case sig = <-sigs:
+	case <-finished:
+		return
+	}
+	note, graceful := stopNotes[verb]
+	if !graceful {
+		fmt.Fprintf(stderr, "\nrfc2544: %s: exiting\n", signalName(sig))
+		runExitHooks()
+		exit()
+		return
+	}
+	cancel()
+	fmt.Fprintf(stderr, "\nrfc2544: %s: %s; press Ctrl-C again to exit at once\n", signalName(sig), note)
+	select {
+	case sig = <-sigs:
+		msg := ""
+		if strings.Contains(note, "partial results") {
+			msg = "; partial results are in the journal"
+		}
+		fmt.Fprintf(stderr, "rfc2544: %s again: exiting now%s\n", signalName(sig), msg)
+		runExitHooks()
+		exit()
+	case <-finished:
+	}
+}
+
+// signalName is how a signal is named in messages.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "interrupted"
+	case syscall.SIGTERM:
+		return "terminated (SIGTERM)"
+	case syscall.SIGHUP:
+		return "hangup (SIGHUP)"
+	}
+	return fmt.Sprint(sig)
 }
 
 // exitHooks undo what must not outlive the process even when a second

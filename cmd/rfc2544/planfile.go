@@ -20,25 +20,34 @@ import (
 // fields the file sets replace the profile's; the rest stay. Decoding is
 // strict: an unknown field, or a value of the wrong kind, is an error naming
 // the file, the line, the field and the fix.
-func readPlanFile(path string, base rfc2544.Plan) (rfc2544.Plan, error) {
-	b, err := os.ReadFile(path)
+//
+// given holds the dotted names of the fields the file sets (even to zero or
+// null), e.g. "link_bps" and "trial.duration".
+func readPlanFile(path string, base rfc2544.Plan) (p rfc2544.Plan, given map[string]bool, err error) {
+	b, err := readPlanBytes(path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return base, usagef("--plan %s: no such file; see testdata/plans/ for examples", path)
-		}
-		return base, usagef("--plan %s: %w", path, err)
+		return base, nil, err
 	}
 	return parsePlan(path, b, base)
 }
 
-// planProfile returns the profile a plan file names, or "".
-func planProfile(path string) (string, error) {
-	b, err := os.ReadFile(path)
+// readPlanBytes reads a plan file: a regular file of at most maxPlanBytes.
+func readPlanBytes(path string) ([]byte, error) {
+	b, err := readBounded(path, maxPlanBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return "", usagef("--plan %s: no such file; see testdata/plans/ for examples", path)
+			return nil, usagef("--plan %s: no such file; see testdata/plans/ for examples", path)
 		}
-		return "", usagef("--plan %s: %w", path, err)
+		return nil, usagef("--plan %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// planProfile returns the profile a plan file names, or "".
+func planProfile(path string) (string, error) {
+	b, err := readPlanBytes(path)
+	if err != nil {
+		return "", err
 	}
 	var v struct {
 		Profile string `yaml:"profile"`
@@ -49,24 +58,72 @@ func planProfile(path string) (string, error) {
 	return v.Profile, nil
 }
 
-func parsePlan(path string, b []byte, base rfc2544.Plan) (rfc2544.Plan, error) {
+func parsePlan(path string, b []byte, base rfc2544.Plan) (rfc2544.Plan, map[string]bool, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return base, usagef("--plan %s: not valid YAML: %v", path, cleanYAMLError(err))
+		return base, nil, usagef("--plan %s: not valid YAML: %v", path, cleanYAMLError(err))
+	}
+	// One document: a second one (after ---) would otherwise be ignored.
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	var first, second yaml.Node
+	if err := dec.Decode(&first); err == nil {
+		if err := dec.Decode(&second); !errors.Is(err, io.EOF) {
+			line := second.Line
+			if err != nil {
+				return base, nil, usagef("--plan %s: a plan file is one YAML document, and what follows the first is not valid YAML: %v", path, cleanYAMLError(err))
+			}
+			return base, nil, usagef("--plan %s: a second YAML document at line %d; a plan file is one document: remove the '---' and what follows, or merge it into the first", path, line)
+		}
 	}
 	if len(doc.Content) == 0 {
-		return base, nil // an empty plan changes nothing
+		return base, nil, nil // an empty plan changes nothing
 	}
 	if err := checkNode(doc.Content[0], reflect.TypeOf(base), ""); err != nil {
-		return base, usagef("--plan %s %w", path, err)
+		return base, nil, usagef("--plan %s %w", path, err)
 	}
+	// A null field leaves the profile's value (decoding it would zero
+	// the field); checkNode has refused unknown fields.
+	dropNulls(doc.Content[0])
 	p := base
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&p); err != nil && !errors.Is(err, io.EOF) {
-		return base, usagef("--plan %s: %v", path, cleanYAMLError(err))
+	if err := doc.Content[0].Decode(&p); err != nil {
+		return base, nil, usagef("--plan %s: %v", path, cleanYAMLError(err))
 	}
-	return p, nil
+	given := map[string]bool{}
+	givenFields(doc.Content[0], "", given)
+	return p, given, nil
+}
+
+// dropNulls removes the fields set to null from a mapping node, at every
+// depth.
+func dropNulls(n *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	kept := n.Content[:0]
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+			continue
+		}
+		dropNulls(v)
+		kept = append(kept, k, v)
+	}
+	n.Content = kept
+}
+
+// givenFields adds the dotted names of the fields a mapping node sets.
+func givenFields(n *yaml.Node, path string, given map[string]bool) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		name := join(path, n.Content[i].Value)
+		given[name] = true
+		givenFields(n.Content[i+1], name, given)
+	}
 }
 
 func cleanYAMLError(err error) string {
@@ -118,7 +175,7 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 				if s := closest(k.Value, yamlFields(t)); s != "" {
 					hint = fmt.Sprintf("did you mean %q? ", s)
 				}
-				return fmt.Errorf("line %d: unknown field %q%s; %sknown fields: %s", k.Line, k.Value, where, hint, strings.Join(yamlFields(t), ", "))
+				return fmt.Errorf("line %d: unknown field %s%s; %sknown fields: %s", k.Line, quoteShort(k.Value), where, hint, strings.Join(yamlFields(t), ", "))
 			}
 			if err := checkNode(v, ft, join(path, k.Value)); err != nil {
 				return err
@@ -145,23 +202,23 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 		var b bool
 		err = n.Decode(&b)
 		if err != nil {
-			return fmt.Errorf("line %d: %s: %q is not true or false", n.Line, field, n.Value)
+			return fmt.Errorf("line %d: %s: %s is not true or false", n.Line, field, quoteShort(n.Value))
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		var i int64
 		if err = n.Decode(&i); err != nil {
-			return fmt.Errorf("line %d: %s: %q is not a whole number, e.g. 20", n.Line, field, n.Value)
+			return fmt.Errorf("line %d: %s: %s is not a whole number, e.g. 20", n.Line, field, quoteShort(n.Value))
 		}
 	case reflect.Float32, reflect.Float64:
 		var f float64
 		if err = n.Decode(&f); err != nil {
-			return fmt.Errorf("line %d: %s: %q is not a number, e.g. 0.5", n.Line, field, n.Value)
+			return fmt.Errorf("line %d: %s: %s is not a number, e.g. 0.5", n.Line, field, quoteShort(n.Value))
 		}
 	case reflect.String:
 		if n.Tag != "!!str" && n.Tag != "" {
 			// Numbers and bools decode into strings too; names never are.
 			if _, err := strconv.ParseFloat(n.Value, 64); err == nil && t.Name() != "string" {
-				return fmt.Errorf("line %d: %s: %q is a number, want a name", n.Line, field, n.Value)
+				return fmt.Errorf("line %d: %s: %s is a number, want a name", n.Line, field, quoteShort(n.Value))
 			}
 		}
 	}
@@ -175,7 +232,7 @@ func kindName(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "list"
 	case yaml.ScalarNode:
-		return fmt.Sprintf("value %q", n.Value)
+		return "value " + quoteShort(n.Value)
 	}
 	return "node"
 }

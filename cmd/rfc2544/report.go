@@ -80,7 +80,7 @@ func reportVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return nil
 	}
 	if err != nil {
-		return usagef("report: %v; run 'rfc2544 report --help' for the flags", err)
+		return usagef("report: %s; run 'rfc2544 report --help' for the flags", flagError(err))
 	}
 	switch len(pos) {
 	case 0:
@@ -109,7 +109,7 @@ func reportVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return usagef("report: --chart: %v", err)
 		}
 	}
-	res, err := reports.ReadResultsFile(pos[0])
+	res, err := readResultsFile(pos[0])
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -123,14 +123,35 @@ func reportVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return fmt.Errorf("report: create output folder: %w", err)
 	}
+	files := make([]outputFile, len(outs))
+	for i, o := range outs {
+		files[i] = outputFile(o)
+	}
+	if err := writeFilesAtomic(f.out, files); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
 	for _, o := range outs {
-		path := filepath.Join(f.out, o.name)
-		if err := writeReportFile(path, o.write); err != nil {
-			return fmt.Errorf("report: %w", err)
-		}
-		fmt.Fprintln(stdout, "wrote", path)
+		fmt.Fprintln(stdout, "wrote", filepath.Join(f.out, o.name))
 	}
 	return nil
+}
+
+// readResultsFile reads a results file (results.json): a regular file of
+// at most maxResultsBytes. Errors name the file.
+func readResultsFile(path string) (*rfc2544.Results, error) {
+	f, r, err := openBounded(path, maxResultsBytes)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+			return nil, fmt.Errorf("open results file: %w", err)
+		}
+		return nil, fmt.Errorf("results file %s: %w", path, err)
+	}
+	defer f.Close()
+	res, err := reports.ReadResults(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return res, nil
 }
 
 // reportOutput is one thing report writes: a file name (with --out) and a writer.
@@ -314,30 +335,6 @@ func printVerbHelp(w io.Writer, help string, fs *flag.FlagSet) {
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
 	fmt.Fprint(w, b.String())
-}
-
-// writeReportFile writes path through a temporary file in its folder, so a
-// reader never sees half a file.
-func writeReportFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	err = write(tmp)
-	if err == nil {
-		err = tmp.Chmod(0o644) // CreateTemp makes 0600; reports are for sharing
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
 
 func joinChartKinds(k []reports.ChartKind) string {

@@ -183,7 +183,7 @@ func TestReportErrors(t *testing.T) {
 		{"csv on stdout needs a test", []string{"report", fixture1500, "--format", "csv"}, true, []string{"csv on stdout is one table", "--test", "--out DIR"}},
 		{"png on stdout needs a chart", []string{"report", fixture1500, "--format", "png"}, true, []string{"png on stdout is one chart", "--chart (throughput, latency, frame_loss, latency_cdf)"}},
 		{"test without chart", []string{"report", fixture1500, "--format", "svg", "--test", "b2b"}, true, []string{"--test back_to_back has no chart"}},
-		{"unknown flag", []string{"report", fixture1500, "--colour"}, true, []string{"flag provided but not defined: -colour", "--help"}},
+		{"unknown flag", []string{"report", fixture1500, "--colour"}, true, []string{"unknown flag --colour", "--help"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

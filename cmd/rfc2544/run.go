@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/rfc2544/rfc2544/lab"
@@ -53,9 +55,9 @@ type runFlags struct {
 	sizes, tests, profile, planFile, out, resume    string
 	transport, search, lineRate, maxRate            string
 	jumbo, json, bidir, ipv6, quiet, dryRun         bool
-	noProbe, allowAny, force                        bool
-	duration, settle, learning, rest                durationFlag
-	latencyDuration, b2bCap                         durationFlag
+	noProbe, allowAny, force, overwrite             bool
+	duration, settle, learning, rest                rfc2544.Duration
+	latencyDuration, b2bCap                         rfc2544.Duration
 	resolution, lossTolerance, lossStep             percentFlag
 	latencyReps, b2bReps, maxTrials, flows, retries int
 	calibration                                     string
@@ -80,10 +82,11 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 	}
 	fs.StringVar(&f.sizes, "sizes", "", "frame `sizes` in bytes with FCS, comma-separated (default 64,128,256,512,1024,1280,1518)")
 	fs.BoolVar(&f.jumbo, "jumbo", false, "add the jumbo sizes 2048,4096,8192,9018 (sizes the path cannot carry report zero throughput)")
-	fs.Var(&f.duration, "duration", "trial `duration` of throughput and frame loss trials, e.g. 60s")
+	fs.TextVar(&f.duration, "duration", rfc2544.Duration(0), "trial `duration` of throughput and frame loss trials, e.g. 60s")
 	fs.StringVar(&f.profile, "profile", "", "preset `name`: rfc2544 (the standard's durations) or quick (short trials); default rfc2544, quick for a temporary lab")
 	fs.StringVar(&f.planFile, "plan", "", "YAML test plan `file` (see testdata/plans); flags override it")
 	fs.StringVar(&f.out, "out", "", "output `folder` for journal.jsonl, results.json and reports (default rfc2544-results-TIME)")
+	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the run files (journal, results, reports) of an earlier run in --out; without it an --out that exists and is not empty is refused")
 	fs.StringVar(&f.resume, "resume", "", "continue the interrupted run in `folder` without repeating finished trials")
 	fs.BoolVar(&f.json, "json", false, "write results as JSON to stdout and nothing else there")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
@@ -97,15 +100,15 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 	fs.Float64Var(&f.latencyPercentile, "latency-percentile", 0, "the latency `percentile` --max-latency bounds: 50, 90, 99, 99.9 or 100 (the maximum, default)")
 	fs.Var(&f.lossTolerance, "loss-tolerance", "acceptable frame loss in `percent` (0 = RFC 2544 zero loss)")
 	fs.Var(&f.lossStep, "loss-step", "frame loss test load step in `percent`, e.g. 10")
-	fs.Var(&f.settle, "settle", "wait for late frames after each trial (`duration`, RFC 2544: 2s)")
-	fs.Var(&f.learning, "learning", "wait after learning frames (`duration`, RFC 2544: 2s)")
-	fs.Var(&f.rest, "rest", "idle time between trials (`duration`)")
-	fs.Var(&f.latencyDuration, "latency-duration", "latency stream `duration` (RFC 2544: 120s)")
+	fs.TextVar(&f.settle, "settle", rfc2544.Duration(0), "wait for late frames after each trial (`duration`, RFC 2544: 2s)")
+	fs.TextVar(&f.learning, "learning", rfc2544.Duration(0), "wait after learning frames (`duration`, RFC 2544: 2s)")
+	fs.TextVar(&f.rest, "rest", rfc2544.Duration(0), "idle time between trials (`duration`)")
+	fs.TextVar(&f.latencyDuration, "latency-duration", rfc2544.Duration(0), "latency stream `duration` (RFC 2544: 120s)")
 	fs.IntVar(&f.latencyReps, "latency-reps", 0, "latency repetitions (RFC 2544: 20)")
-	fs.Var(&f.b2bCap, "b2b-cap", "longest back-to-back burst `duration` (RFC 9004: 2s)")
+	fs.TextVar(&f.b2bCap, "b2b-cap", rfc2544.Duration(0), "longest back-to-back burst `duration` (RFC 9004: 2s)")
 	fs.IntVar(&f.b2bReps, "b2b-reps", 0, "back-to-back repetitions (RFC 2544: 50)")
 	fs.IntVar(&f.maxTrials, "max-trials", 0, "cap on the trials of one throughput search")
-	fs.IntVar(&f.retries, "retries", 0, "`times` a trial is run again when this host stalled the generator (a transient tester limit, never DUT loss); 0 for never (default 2)")
+	fs.IntVar(&f.retries, "retries", 0, "`times` a trial is run again when this host stalled the generator (a transient tester limit, never DUT loss): 0 (or -1) never, at most 10 (default 2); a plan's trial.retries reads the same")
 	fs.IntVar(&f.flows, "flows", 0, "UDP flows per stream, so a multi-queue DUT spreads the load")
 	fs.BoolVar(&f.bidir, "bidir", false, "send from both ports at once (RFC 2544 §14)")
 	fs.BoolVar(&f.ipv6, "ipv6", false, "IPv6/UDP test frames (RFC 5180)")
@@ -133,7 +136,7 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 		f.simCapacity = bps
 		return err
 	})
-	fs.IntVar(&f.simMTU, "sim-mtu", 0, "sim: the simulated path's IP MTU in `bytes` (default 1500)")
+	fs.IntVar(&f.simMTU, "sim-mtu", 0, "sim: the simulated path's IP MTU in `bytes`, 68 to 65535 (default 1500)")
 	f.labFlags = lab.AddFlags(fs)
 	f.agentF.register(fs)
 	return f
@@ -157,11 +160,6 @@ func (f *runFlags) set() map[string]bool {
 // parseRunArgs parses args into flags; --help is reported as flag.ErrHelp.
 func parseRunArgs(verb string, fixed []rfc2544.Test, args []string) (*runFlags, error) {
 	f := newRunFlags(verb, fixed)
-	// Flags are reset to their defaults first, so a percentFlag knows its
-	// range before parsing.
-	f.resolution = percentFlag{lo: 0.001, hi: 100}
-	f.lossTolerance = percentFlag{lo: 0, hi: 99.999}
-	f.lossStep = percentFlag{lo: 0.1, hi: 100}
 	if err := f.fs.Parse(fixLabArg(args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -169,7 +167,7 @@ func parseRunArgs(verb string, fixed []rfc2544.Test, args []string) (*runFlags, 
 		return nil, usagef("%s: %s; run 'rfc2544 %s --help' for the flags", verb, flagError(err), verb)
 	}
 	if f.fs.NArg() > 0 {
-		return nil, usagef("%s: unexpected argument %q: every setting is a flag (e.g. --sizes 64,1518); run 'rfc2544 %s --help'", verb, f.fs.Arg(0), verb)
+		return nil, usagef("%s: unexpected argument %s: every setting is a flag (e.g. --sizes 64,1518); run 'rfc2544 %s --help'", verb, quoteShort(f.fs.Arg(0)), verb)
 	}
 	return f, nil
 }
@@ -178,6 +176,18 @@ func parseRunArgs(verb string, fixed []rfc2544.Test, args []string) (*runFlags, 
 // users write it (--name).
 func flagError(err error) string {
 	s := err.Error()
+	// The flag package quotes a bad value whole: quote at most ~100 bytes.
+	const invalid = "invalid value "
+	if rest, ok := strings.CutPrefix(s, invalid); ok {
+		if q, qerr := strconv.QuotedPrefix(rest); qerr == nil {
+			if v, uerr := strconv.Unquote(q); uerr == nil {
+				s = invalid + quoteShort(v) + rest[len(q):]
+			}
+		}
+	}
+	if name, ok := strings.CutPrefix(s, "flag provided but not defined: -"); ok && len(name) > maxQuote {
+		s = "flag provided but not defined: -" + name[:maxQuote] + "..."
+	}
 	s = strings.Replace(s, "flag provided but not defined: -", "unknown flag --", 1)
 	s = strings.Replace(s, "for flag -", "for --", 1)
 	s = strings.Replace(s, "flag needs an argument: -", "flag needs a value: --", 1)
@@ -192,6 +202,7 @@ type runSetup struct {
 	plan      rfc2544.Plan
 	transport string
 	lineNote  string // how the line rate was chosen, for the output
+	linkGiven bool   // the plan file sets link_bps (even to 0)
 	capBps    float64
 	capNote   string
 	ports     []portConfig // explicit ports (not a lab)
@@ -213,6 +224,14 @@ func runVerb(ctx context.Context, verb string, fixed []rfc2544.Test, args []stri
 	if err != nil {
 		return err
 	}
+	if f.resume != "" {
+		// Locked before the journal is read: one writer per journal.
+		l, err := lockOut("--resume", f.resume)
+		if err != nil {
+			return err
+		}
+		defer l.unlock()
+	}
 	if sweep, err := f.labFlags.Sweep(); err != nil || sweep != nil {
 		return runSweep(ctx, verb, fixed, f.out, sweep, err, args, stdout, stderr)
 	}
@@ -222,6 +241,26 @@ func runVerb(ctx context.Context, verb string, fixed []rfc2544.Test, args []stri
 	}
 	if f.dryRun {
 		return dryRun(ctx, s, stdout)
+	}
+	if s.resume == nil {
+		if err := os.MkdirAll(s.out, 0o755); err != nil {
+			return usagef("--out %s: cannot create the folder: %w", s.out, err)
+		}
+		l, err := lockOut("--out", s.out)
+		if err != nil {
+			return err
+		}
+		defer l.unlock()
+		// Checked again under the lock: another run may have started
+		// since setupRun looked.
+		if err := checkOutFree(s.out, f.overwrite); err != nil {
+			return err
+		}
+		if f.overwrite {
+			if err := clearRunFiles(s.out); err != nil {
+				return err
+			}
+		}
 	}
 	return execute(ctx, s, stdout, stderr)
 }

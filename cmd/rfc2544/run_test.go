@@ -360,13 +360,13 @@ func TestDryRunPlanPrecedence(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The dry run's output is itself a plan file.
-	got, err := parsePlan("dry-run output", []byte(stdout), rfc2544.Plan{})
+	got, _, err := parsePlan("dry-run output", []byte(stdout), rfc2544.Plan{})
 	if err != nil {
 		t.Fatalf("dry-run output does not parse as a plan: %v\n%s", err, stdout)
 	}
 	want, _ := rfc2544.DefaultPlan("quick")
 	want.FrameSizes = []int{64}                 // flag over file
-	want.Trial.Duration = rplan(5e9)            // file over profile
+	want.Trial.Duration = rfc2544.Duration(5e9) // file over profile
 	want.Throughput.Search = rfc2544.SearchStep // file
 	want.Throughput.ResolutionPercent = 0.25    // flag: points, not relative
 	want.Throughput.ResolutionRelativePercent = 0

@@ -12,6 +12,7 @@ import (
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/reports"
+	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials/agent"
 	"github.com/rfc2544/rfc2544/trials/agent/agenttest"
 )
@@ -78,4 +79,49 @@ func TestRunAgentOneWay(t *testing.T) {
 		}
 	}
 	t.Logf("throughput %.0f fps; latency %s, mean %.0f ns", res.Throughput[0].FPS, res.Tester.Paths.Latency, res.Latency[0].Summary.MeanNs)
+}
+
+// TestRunAgentNoRoomToReflect: a bidirectional latency test against an
+// agent whose --max-rate its own B->A stream fills leaves no room to
+// reflect the tagged frames: the run says so, naming the cause, instead of
+// reporting lost tagged frames with exit 0 (issue 17 item 10).
+func TestRunAgentNoRoomToReflect(t *testing.T) {
+	needRoot(t)
+	st := labtest.New(t, lab.Config{})
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "agent.token")
+	if err := os.WriteFile(tok, []byte("0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	token, err := agent.LoadToken(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := agenttest.Serve(t, st.B.Namespace, st.B.IPv4.Addr(), token, agent.Policy{MaxRateBps: 10e6, MaxDuration: time.Minute})
+	out := filepath.Join(dir, "out")
+	_, stderr, err := runCLI(t, context.Background(), "run", "--agent", addr, "--token-file", tok,
+		"--netns-a", st.A.Namespace, "--bidir", "--max-rate", "10M", "--line-rate", "10M", "--tests", "latency", "--sizes", "1518",
+		"--profile", "quick", "--duration", "500ms", "--settle", "100ms", "--latency-duration", "500ms", "--latency-reps", "1", "--quiet", "--out", out)
+	if err == nil {
+		t.Fatalf("exit 0: the latency test ran with no room to reflect its tagged frames\nstderr:\n%s", stderr)
+	}
+	for _, want := range []string{"round-trip latency", "--max-rate", "no room to reflect"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	if exitCode(err, io.Discard) != exitTestError {
+		t.Errorf("exit %d, want %d (test error)", exitCode(err, io.Discard), exitTestError)
+	}
+	// The throughput search ran (the latency test needs it); no latency
+	// trial was sent or recorded.
+	jc, jerr := readJournal(filepath.Join(out, journalName))
+	if jerr != nil {
+		t.Fatal(jerr)
+	}
+	for _, rec := range jc.Records {
+		if rec.Test == rfc2544.TestLatency {
+			t.Errorf("a latency trial was run and journaled: %+v", rec.Result.Spec)
+		}
+	}
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials"
@@ -57,7 +56,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	switch s.transport {
 	case transportRaw, transportSim, transportUDP:
 	default:
-		return nil, usagef("--transport %q: unknown; use raw (AF_PACKET on two ports), udp (kernel UDP sockets, any routed path) or sim (simulated DUT, no root)", s.transport)
+		return nil, usagef("--transport %s: unknown; use raw (AF_PACKET on two ports), udp (kernel UDP sockets, any routed path) or sim (simulated DUT, no root)", quoteShort(s.transport))
 	}
 	agentT, agentPorts, err := setupAgent(f, set)
 	if err != nil {
@@ -152,6 +151,9 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 			"on two interfaces (--port-a IFACE --addr-a 198.18.1.2/24 --gw-a 198.18.1.1 --port-b ... ), or on the simulator (--transport sim)")
 	}
 
+	if set["sim-mtu"] && (f.simMTU < 68 || f.simMTU > 65535) {
+		return nil, usagef("--sim-mtu %d: the simulated path's IP MTU is 68 to 65535 bytes; leave it out for 1500", f.simMTU)
+	}
 	if f.calibration != "" {
 		if s.transport != transportRaw {
 			return nil, usagef("--calibration: tester ceilings apply to the raw transport; drop it with --transport %s", s.transport)
@@ -203,7 +205,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		switch {
 		case set["line-rate"]:
 			s.lineNote = "from --line-rate"
-		case s.plan.LinkBps > 0:
+		case s.linkGiven || s.plan.LinkBps != 0:
 			s.lineNote = "from the plan file"
 		case s.transport == transportSim:
 			s.plan.LinkBps, s.lineNote = nominalLineRate, "nominal: the simulator has no line rate of its own; set --line-rate"
@@ -218,23 +220,10 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 			}
 			s.plan.LinkBps, s.lineNote = bps, note
 		}
-		s.plan = s.plan.WithDefaults()
+		// Not WithDefaults: the plan is complete (profile, file, flags),
+		// and a zero in it was given as zero, for Validate to refuse.
 		if err := s.plan.Validate(); err != nil {
-			if f.planFile != "" {
-				return nil, usagef("--plan %s: %w", f.planFile, err)
-			}
-			return nil, usageError{err}
-		}
-		// The engine builds frames up to framing.MaxJumbo; the plan allows
-		// more, so check the sizes against what can be sent.
-		proto := framing.IPv4UDP
-		if s.plan.IPv6 {
-			proto = framing.IPv6UDP
-		}
-		for _, size := range s.plan.FrameSizes {
-			if err := framing.ValidateFrameSize(size, proto, false, 0); err != nil {
-				return nil, usagef("plan frame_sizes: %w", err)
-			}
+			return nil, planError(err, f, set)
 		}
 	} else {
 		s.lineNote = "from the journal"
@@ -260,8 +249,8 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		s.out = "rfc2544-results-" + time.Now().UTC().Format("20060102T150405Z")
 	}
 	if s.resume == nil && !f.dryRun {
-		if _, err := os.Stat(filepath.Join(s.out, journalName)); err == nil {
-			return nil, usagef("--out %s: already holds a run; continue it with --resume %s, or choose another --out", s.out, s.out)
+		if err := checkOutFree(s.out, f.overwrite); err != nil {
+			return nil, err
 		}
 	}
 	return s, nil
@@ -340,16 +329,19 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 		}
 	}
 	p, err := rfc2544.DefaultPlan(profile)
+	p = p.WithDefaults() // complete: a zero later on was given as zero
 	if err != nil {
 		if f.profile == "" && f.planFile != "" {
 			return p, usagef("--plan %s: %w", f.planFile, err)
 		}
-		return p, usagef("--profile %q: unknown; use rfc2544 (the standard's durations) or quick (short trials)", profile)
+		return p, usagef("--profile %s: unknown; use rfc2544 (the standard's durations) or quick (short trials)", quoteShort(profile))
 	}
 	if f.planFile != "" {
-		if p, err = readPlanFile(f.planFile, p); err != nil {
+		var given map[string]bool
+		if p, given, err = readPlanFile(f.planFile, p); err != nil {
 			return p, err
 		}
+		s.linkGiven = given["link_bps"]
 		p.Profile = profile
 	}
 	if fixed != nil {
@@ -363,7 +355,7 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 		p.IPv6 = f.ipv6
 	}
 	if set["sizes"] {
-		if p.FrameSizes, err = parseSizes(f.sizes, p.IPv6); err != nil {
+		if p.FrameSizes, err = parseSizes(f.sizes); err != nil {
 			return p, usageError{err}
 		}
 	}
@@ -379,42 +371,26 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 			return p, usageError{err}
 		}
 	}
-	d := func(name string, v durationFlag, dst *rfc2544.Duration, positive bool) error {
-		if !set[name] {
-			return nil
-		}
-		if name == "b2b-cap" && v.d > rfc2544.MaxBurstCap {
-			return usagef("--b2b-cap %v: RFC 9004 caps the burst send time at %v; use e.g. --b2b-cap 2s", v.d, rfc2544.MaxBurstCap)
-		}
-		if positive && v.d == 0 {
-			return usagef("--%s 0s: must be positive, e.g. --%s 10s", name, name)
-		}
-		if v.d == 0 && *dst != 0 {
-			// A zero field takes the profile's value (Plan.WithDefaults).
-			return usagef("--%s 0s: zero means the profile's value (%v in profile %s); give a small positive value such as 1ms, or use --profile quick", name, *dst, p.Profile)
-		}
-		*dst = rplan(v.d)
-		return nil
-	}
-	for _, e := range []error{
-		d("duration", f.duration, &p.Trial.Duration, true),
-		d("settle", f.settle, &p.Trial.Settle, false),
-		d("learning", f.learning, &p.Trial.Learning, false),
-		d("rest", f.rest, &p.Trial.Rest, false),
-		d("latency-duration", f.latencyDuration, &p.Latency.Duration, true),
-		d("b2b-cap", f.b2bCap, &p.BackToBack.BurstCap, true),
+	// The flags only set fields; Plan.Validate checks them with the plan
+	// file's fields, and planError names the flag of a bad one.
+	for _, d := range []struct {
+		name string
+		v    rfc2544.Duration
+		dst  *rfc2544.Duration
+	}{
+		{"duration", f.duration, &p.Trial.Duration},
+		{"settle", f.settle, &p.Trial.Settle},
+		{"learning", f.learning, &p.Trial.Learning},
+		{"rest", f.rest, &p.Trial.Rest},
+		{"latency-duration", f.latencyDuration, &p.Latency.Duration},
+		{"b2b-cap", f.b2bCap, &p.BackToBack.BurstCap},
 	} {
-		if e != nil {
-			return p, e
+		if set[d.name] {
+			*d.dst = d.v
 		}
 	}
 	if set["search"] {
-		switch m := rfc2544.Search(strings.ToLower(f.search)); m {
-		case rfc2544.SearchMLR, rfc2544.SearchBinary, rfc2544.SearchStep, rfc2544.SearchCombo:
-			p.Throughput.Search = m
-		default:
-			return p, usagef("--search %q: unknown search mode; use mlr, binary, step or combo", f.search)
-		}
+		p.Throughput.Search = rfc2544.Search(strings.ToLower(f.search))
 	}
 	if set["resolution"] {
 		if f.resolution.rel {
@@ -426,40 +402,38 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 	if err := setMLRFlags(f, set, &p); err != nil {
 		return p, err
 	}
-	if set["loss-tolerance"] {
-		p.Throughput.LossTolerancePercent = f.lossTolerance.v
-	}
-	if set["loss-step"] {
-		p.FrameLoss.StepPercent = f.lossStep.v
-	}
-	n := func(name string, v int, dst *int, lo, hi int) error {
-		if !set[name] {
-			return nil
-		}
-		if v < lo || v > hi {
-			return usagef("--%s %d: use %d to %d", name, v, lo, hi)
-		}
-		*dst = v
-		return nil
-	}
-	for _, e := range []error{
-		n("latency-reps", f.latencyReps, &p.Latency.Repetitions, 1, 1000),
-		n("b2b-reps", f.b2bReps, &p.BackToBack.Repetitions, 1, 1000),
-		n("max-trials", f.maxTrials, &p.Throughput.MaxTrials, 1, 1000),
-		n("flows", f.flows, &p.Flows, 1, 65535),
+	for _, v := range []struct {
+		name string
+		v    float64
+		dst  *float64
+	}{
+		{"loss-tolerance", f.lossTolerance.v, &p.Throughput.LossTolerancePercent},
+		{"loss-step", f.lossStep.v, &p.FrameLoss.StepPercent},
 	} {
-		if e != nil {
-			return p, e
+		if set[v.name] {
+			*v.dst = v.v
 		}
 	}
-	if set["retries"] {
-		if f.retries < 0 || f.retries > rfc2544.MaxRetries {
-			return p, usagef("--retries %d: use 0 (never run a trial again) to %d", f.retries, rfc2544.MaxRetries)
+	for _, n := range []struct {
+		name string
+		v    int
+		dst  *int
+	}{
+		{"latency-reps", f.latencyReps, &p.Latency.Repetitions},
+		{"b2b-reps", f.b2bReps, &p.BackToBack.Repetitions},
+		{"max-trials", f.maxTrials, &p.Throughput.MaxTrials},
+		{"flows", f.flows, &p.Flows},
+		{"retries", f.retries, &p.Trial.Retries},
+	} {
+		if set[n.name] {
+			*n.dst = n.v
 		}
-		p.Trial.Retries = f.retries
-		if f.retries == 0 {
-			p.Trial.Retries = -1 // the plan's "never"; its 0 is the profile's value
-		}
+	}
+	if p.Trial.Retries == 0 {
+		// Given as 0 (the profile's is 2), in the plan file or by
+		// --retries: never, which the plan writes -1 (its 0 would be the
+		// profile's value).
+		p.Trial.Retries = -1
 	}
 	if set["bidir"] {
 		p.Bidirectional = f.bidir
@@ -468,6 +442,35 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 		p.NoProbe = f.noProbe
 	}
 	return p, nil
+}
+
+// planFlags names the flag that sets each plan field.
+var planFlags = map[string]string{
+	"tests": "tests", "frame_sizes": "sizes", "link_bps": "line-rate", "flows": "flows",
+	"trial.duration": "duration", "trial.settle": "settle", "trial.learning": "learning", "trial.rest": "rest",
+	"trial.retries": "retries", "throughput.search": "search", "throughput.resolution_percent": "resolution",
+	"throughput.loss_tolerance_percent": "loss-tolerance", "throughput.max_trials": "max-trials",
+	"latency.duration": "latency-duration", "latency.repetitions": "latency-reps", "frame_loss.step_percent": "loss-step",
+	"back_to_back.burst_cap": "b2b-cap", "back_to_back.repetitions": "b2b-reps",
+}
+
+// planError says where a bad plan field came from: its flag when the
+// command line set it, else the plan file. The message after that is the
+// same either way: rfc2544.Plan.Validate's.
+func planError(err error, f *runFlags, set map[string]bool) error {
+	var pe *rfc2544.PlanError
+	if errors.As(err, &pe) {
+		if name, ok := planFlags[pe.Field]; ok && set[name] {
+			return usagef("--%s %s: %w", name, flagValue(f.fs.Lookup(name).Value.String()), err)
+		}
+		if pe.Field == "frame_sizes" && f.jumbo {
+			return usagef("--jumbo: %w", err)
+		}
+	}
+	if f.planFile != "" {
+		return usagef("--plan %s: %w", f.planFile, err)
+	}
+	return usageError{err}
 }
 
 // highestLoad is the highest per-port rate, in L1 bit/s, that the plan's
@@ -508,7 +511,7 @@ func sizesString(sizes []int) string {
 
 // readCalibration reads the output of 'rfc2544 calibrate --json'.
 func readCalibration(path string) ([]trials.CalibrationPoint, error) {
-	b, err := os.ReadFile(path)
+	b, err := readBounded(path, maxCalibrationBytes)
 	if err != nil {
 		return nil, usagef("--calibration %s: %v; write one with 'rfc2544 calibrate --lab NAME --json > %s'", path, err, path)
 	}

@@ -175,6 +175,12 @@ func (t *Tester) run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 		maxFPS := t.c.Info().MaxRateBps / (float64(spec.FrameSize+20) * 8)
 		setup.ReflectFPS = min(setup.ReflectFPS, maxFPS-max(spec.RateFPS, rateChange(spec))*float64(len(ba)))
 		if setup.ReflectFPS <= 0 {
+			if spec.TagAfter > 0 {
+				// A latency trial would measure nothing: say why, before traffic.
+				return res, fmt.Errorf("round-trip latency: the agent's --max-rate (%.4g bit/s) leaves no room to reflect frames beside its B->A traffic at %.0f fps; "+
+					"raise the agent's --max-rate above the trial's rate, lower this run's --max-rate, or measure latency without --bidir or with --clock-sync ptp",
+					t.c.Info().MaxRateBps, spec.RateFPS*float64(len(ba)))
+			}
 			setup.ReflectFPS, roundTrip = 0, false
 		}
 	}
