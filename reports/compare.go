@@ -592,7 +592,7 @@ func RunsChart(rs Runs) (*plot.Plot, error) {
 	logY := !math.IsInf(ymin, 1) && ymax/ymin > 20
 	ymax = 0
 	for i, r := range rs.res {
-		st := throughputStyle{name: rs.Runs[i].Label, color: i, theory: i == 0, glyph: glyphs[i%len(glyphs)]}
+		st := throughputStyle{name: rs.Runs[i].Label, color: runColors[i%len(runColors)], theory: i == 0, glyph: glyphs[i%len(glyphs)]}
 		if i%2 == 1 {
 			st.dashes = []vg.Length{vg.Points(8), vg.Points(3)}
 		}
@@ -624,6 +624,10 @@ func RunsChart(rs Runs) (*plot.Plot, error) {
 	}
 	return p, nil
 }
+
+// runColors are the palette entries of the runs' lines: not 1, which the
+// first run's theoretical line rate uses (colorOf(color+1)).
+var runColors = []int{0, 2, 3, 4, 5, 6, 8, 9}
 
 var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
 
