@@ -35,6 +35,10 @@ func startFuzzAgent(f *testing.F) *fuzzAgent {
 		// for longer than the 1.5-s default: a session lost that way is
 		// the harness's fault, not the agent's.
 		PeerTimeout: time.Hour,
+		// Likewise a fuzzing process at nice 19 on a loaded box can be
+		// descheduled for longer than the 3-s pre-authentication deadline
+		// in the middle of its own handshake.
+		HandshakeTimeout: time.Minute,
 	})
 	if err != nil {
 		f.Fatal(err)
