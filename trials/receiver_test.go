@@ -158,17 +158,19 @@ func TestRxTrialFrameAllocs(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("frame allocates %v times per frame, want 0", n)
 	}
-	tr1 := st.result(1000).Trend
-	if tr1 == nil || tr1.BinNs != 20*int64(time.Millisecond) {
-		t.Fatalf("trend nil or bins not widened to 20 ms: %v", tr1 != nil && tr1.BinNs > 0)
-	}
+	rec := st.trend
 	var n uint64
-	for _, c := range tr1.Count {
-		n += c
+	for _, b := range rec.bins[:rec.used] {
+		n += b.n
 	}
-	if n != st.received || tr1.MinNs[1] != 1000 || tr1.SlopeNsPerS != 0 {
-		t.Errorf("trend counts %d frames (received %d), bin 1 min %d ns, slope %g; want all, 1000 ns, 0",
-			n, st.received, tr1.MinNs[1], tr1.SlopeNsPerS)
+	if rec.widthNs != 20*int64(time.Millisecond) || n != st.received || rec.bins[1].min != 1000 {
+		t.Errorf("series: bins of %d ns counting %d frames (received %d), bin 1 min %d ns; want 20 ms bins, all frames, 1000 ns",
+			rec.widthNs, n, st.received, rec.bins[1].min)
+	}
+	// A flat trend keeps its fit and drops the series (TrimSeries).
+	tr1 := st.result(1000).Trend
+	if tr1 == nil || tr1.BinNs != 20*int64(time.Millisecond) || tr1.SlopeNsPerS != 0 || tr1.Count != nil {
+		t.Fatalf("trend %+v: want 20 ms bins, slope 0, no series kept", tr1)
 	}
 }
 
