@@ -111,9 +111,9 @@ func percentileName(pc float64) string {
 // validateCriteria checks the resolution and the latency bound.
 func (t ThroughputConfig) validateCriteria() error {
 	bad := func(field string, v any, fix string) error {
-		return fmt.Errorf("plan throughput.%s: %v is not valid: %s", field, v, fix)
+		return &PlanError{Field: "throughput." + field, Value: v, Fix: fix}
 	}
-	if t.ResolutionPercent != 0 && !(t.ResolutionPercent > 0 && t.ResolutionPercent <= 100) {
+	if t.ResolutionPercent == 0 && t.ResolutionRelativePercent == 0 || t.ResolutionPercent != 0 && !(t.ResolutionPercent > 0 && t.ResolutionPercent <= 100) {
 		return bad("resolution_percent", t.ResolutionPercent, "a resolution is above 0 and at most 100 points of line rate; or set resolution_relative_percent")
 	}
 	if t.ResolutionPercent == 0 && !(t.ResolutionRelativePercent >= 0.001 && t.ResolutionRelativePercent <= 50) {

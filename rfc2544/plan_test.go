@@ -151,8 +151,8 @@ func TestValidate(t *testing.T) {
 		p := testPlan(nil)
 		p.Throughput.ResolutionPercent = 0 // WithDefaults would fill the relative one
 		p.Throughput.ResolutionRelativePercent = 0
-		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "throughput.resolution_relative_percent") {
-			t.Errorf("Validate = %v, want an error naming throughput.resolution_relative_percent", err)
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "throughput.resolution_percent") {
+			t.Errorf("Validate = %v, want an error naming throughput.resolution_percent", err)
 		}
 	})
 	t.Run("no tester", func(t *testing.T) {

@@ -23,10 +23,10 @@ func TestCompareMTU(t *testing.T) {
 	}
 	// The jumbo sizes exist only on the 9000 side; shared sizes have a delta.
 	for _, re := range []string{
-		`│ +4096 │ throughput \(fps\) +│ +— \(only in B\) │ +39,880 │ +only in B │ +— │`,
-		`│ +9018 │ throughput \(fps\) +│ +— \(only in B\) │ +18,162 │ +only in B │ +— │`,
-		`│ +1518 │ throughput \(fps\) +│ +100,385 │ +106,728 │ +\+6,343 │ +×1\.063 │`,
-		`│ +1522 │ throughput \(fps\) +│ +not found │ +106,452 │ +— │ +— │`,
+		`│ +4096 │ throughput \(fps\) +│ +— \(only in B\) │ +39,867 │ +only in B │ +— │`,
+		`│ +9018 │ throughput \(fps\) +│ +— \(only in B\) │ +18,192 │ +only in B │ +— │`,
+		`│ +1518 │ throughput \(fps\) +│ +100,187 │ +106,852 │ +\+6,665 │ +×1\.067 │`,
+		`│ +1522 │ throughput \(fps\) +│ +not found │ +106,466 │ +— │ +— │`,
 		`Note: frame_loss: only in A \(B did not run it\)\.`,
 		`A: mtu1500\.json`,
 	} {
@@ -148,9 +148,9 @@ func TestCompareRuns(t *testing.T) {
 	}
 	for _, re := range []string{
 		`1: fw-rules-0\n`, `3: fw-rules-1000\n`,
-		`│ +1518 │ +100,385 │ +106,729 │ +100,385 │`,
-		`│ +4096 │ +— \(not run\) │ +39,881 │ +— \(not run\) │`,
-		`│ +1522 │ +— \(not found\) │ +106,452 │ +— \(not found\) │`,
+		`│ +1518 │ +100,187 │ +106,852 │ +100,187 │`,
+		`│ +4096 │ +— \(not run\) │ +39,867 │ +— \(not run\) │`,
+		`│ +1522 │ +— \(not found\) │ +106,466 │ +— \(not found\) │`,
 	} {
 		if !regexp.MustCompile(re).MatchString(stdout) {
 			t.Errorf("comparison lacks %s:\n%s", re, stdout)

@@ -107,7 +107,7 @@ func TestRunTemporaryLab(t *testing.T) {
 	if !strings.Contains(stdout, "Throughput (RFC 2544 §26.1)") {
 		t.Errorf("no throughput table on stdout:\n%s", stdout)
 	}
-	for _, want := range []string{"creating temporary lab " + tempLabName(), "removed temporary lab " + tempLabName(), "nominal"} {
+	for _, want := range []string{"creating temporary lab " + tempLabName(), "removed temporary lab " + tempLabName(), "from --line-rate"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}

@@ -449,7 +449,8 @@ var planFlags = map[string]string{
 	"tests": "tests", "frame_sizes": "sizes", "link_bps": "line-rate", "flows": "flows",
 	"trial.duration": "duration", "trial.settle": "settle", "trial.learning": "learning", "trial.rest": "rest",
 	"trial.retries": "retries", "throughput.search": "search", "throughput.resolution_percent": "resolution",
-	"throughput.loss_tolerance_percent": "loss-tolerance", "throughput.max_trials": "max-trials",
+	"throughput.resolution_relative_percent": "resolution",
+	"throughput.loss_tolerance_percent":      "loss-tolerance", "throughput.max_trials": "max-trials",
 	"latency.duration": "latency-duration", "latency.repetitions": "latency-reps", "frame_loss.step_percent": "loss-step",
 	"back_to_back.burst_cap": "b2b-cap", "back_to_back.repetitions": "b2b-reps",
 }
