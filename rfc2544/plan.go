@@ -599,7 +599,9 @@ func replaced(p, d reflect.Value, path string) (field string, v, def any) {
 	for i := 0; i < p.NumField(); i++ {
 		sf := p.Type().Field(i)
 		name, _, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
-		if !sf.IsExported() || name == "-" || sf.Name == "Profile" {
+		// A goal's zero width or durations are documented defaults of
+		// their own (the goal's profile values, trial.duration).
+		if !sf.IsExported() || name == "-" || sf.Name == "Profile" || sf.Name == "Goals" {
 			continue
 		}
 		if path != "" {
