@@ -377,7 +377,7 @@ func runTraffic(txs [2]trialTx, states []*streamState, rx [2]*rxTrial, settle ti
 	wg.Wait()
 	var lastNs int64
 	for _, s := range states {
-		lastNs = max(lastNs, s.lastNs)
+		lastNs = max(lastNs, s.lastNs, s.drainNs) // the settle wait starts when the last frame left
 	}
 	if lastNs == 0 {
 		lastNs = time.Now().UnixNano()

@@ -23,6 +23,7 @@ type streamState struct {
 	failed  uint64              // frames the kernel refused
 	firstNs int64               // Unix ns of the first frame's stamp; 0 = none yet
 	lastNs  int64               // Unix ns of the last frame's stamp
+	drainNs int64               // Unix ns the transmit ring was empty again after the last frame; 0 = at once
 	maxLag  time.Duration       // furthest behind schedule a batch went out
 	catch   CatchUp             // the pacer's catch-up state (Pacer.Step)
 	// peakOverspeed and burst record the catch-up (StreamResult).
@@ -196,8 +197,8 @@ func (s *streamState) result(intended float64) StreamResult {
 		CatchUpBurstFrames: s.burst,
 	}
 	r.Lost = r.Sent - r.Received
-	if s.sent > 0 && s.lastNs > s.firstNs {
-		r.TxSeconds = float64(s.lastNs-s.firstNs) / 1e9
+	if end := max(s.lastNs, s.drainNs); s.sent > 0 && end > s.firstNs {
+		r.TxSeconds = float64(end-s.firstNs) / 1e9
 		if s.sent > 1 {
 			r.OfferedFPS = float64(s.sent-1) / r.TxSeconds
 		}

@@ -359,6 +359,7 @@ func (t *transmitter) flush() error {
 		return nil
 	}
 	deadline := time.Now().Add(2 * time.Second)
+	waited := t.pending > 0
 	for t.pending > 0 && time.Now().Before(deadline) {
 		if err := t.kick(false); err != nil {
 			return err
@@ -366,6 +367,17 @@ func (t *transmitter) flush() error {
 		t.reclaim()
 		if t.pending > 0 {
 			sleep(50 * time.Microsecond)
+		}
+	}
+	if waited && t.pending == 0 {
+		// Frames are stamped when queued; a DUT that holds the ring's
+		// slots (back-pressure) takes the last of them later. The
+		// offered load is measured to when it did.
+		now := time.Now().UnixNano()
+		for _, s := range t.streams {
+			if s.queued > 0 {
+				s.drainNs = max(s.drainNs, now)
+			}
 		}
 	}
 	// Withdraw leftovers: no sendto is running, so the kernel will not
