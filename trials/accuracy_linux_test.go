@@ -140,13 +140,13 @@ func TestAccuracyRelay(t *testing.T) {
 // shaper's model predicts, burst after burst: bucket + queue + R × the time
 // over which the burst reaches the shaper.
 //
-// That time is not TxSeconds, which runs from the first batch's stamp to the
-// last batch's: each batch of a full-speed burst (Config.Batch frames) is
-// stamped once, before the kernel sends it, so the last batch (2000 − 7·256 =
-// 208 frames) arrives after the last stamp, and frames then cross the DUT's
-// ingress (RPS backlog) before its queue. So the arrival time lies between
-// TxSeconds and TxSeconds × 2000/1792 (the last batch at the burst's mean
-// speed; a stall inside the burst makes this an overestimate) plus the DUT's
+// TxSeconds runs from the first batch's stamp to when the transmit ring
+// emptied after the last frame; each batch of a full-speed burst
+// (Config.Batch frames) is stamped once, before the kernel sends it, so the
+// last batch (2000 − 7·256 = 208 frames) leaves between its stamp and the
+// ring's drain, and frames then cross the DUT's ingress (RPS backlog) before
+// its queue. So the arrival time lies between TxSeconds × 1792/2000 (the
+// last stamp at the burst's mean speed) and TxSeconds plus the DUT's
 // forwarding delay, under 1 ms here (measured: the latest admitted frame's
 // latency less its queueing, max − limit/R, 0.8 ms). One frame each side is
 // the rounding of the first and last token. Measured on the 2-CPU lab host:
@@ -175,8 +175,8 @@ func TestAccuracyBackToBack(t *testing.T) {
 			t.Fatalf("burst sent %d, want exactly %d", s.Sent, burst)
 		}
 		fixed := limit + float64(bucket)/(frame-4)
-		lo := fixed + rFPS*s.TxSeconds - 1
-		hi := fixed + rFPS*(s.TxSeconds*burst/float64(lastStamp)+dutDelay) + 1
+		lo := fixed + rFPS*s.TxSeconds*float64(lastStamp)/burst - 1
+		hi := fixed + rFPS*(s.TxSeconds+dutDelay) + 1
 		if got := float64(s.Received); got < lo || got > hi {
 			t.Errorf("burst %d: received %d of %d (stamps over %.2f ms), want %.1f … %.1f (queue %d + bucket %.1f + R × arrival time)",
 				i, s.Received, burst, s.TxSeconds*1e3, lo, hi, limit, float64(bucket)/(frame-4))
