@@ -4,6 +4,7 @@ package trials_test
 
 import (
 	"context"
+	"github.com/rfc2544/rfc2544/internal/pending"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -34,7 +35,7 @@ import (
 // one of the seven RFC 2544 sizes, 64 B included (where a 4-byte accounting
 // error is 6 %). The seed is logged; RFC2544_SEED=N replays a failure.
 func TestSearchAccuracyDefaultQueue(t *testing.T) {
-	pendingIssue(t, 12, "the quick profile's 1 s final trials pass up to +1 % above a DUT whose 10 ms token bucket hides that much overload (measured 101.00 % at 256 B, 246 Mbit/s)")
+	pending.Skip(t, 12, "the quick profile's 1 s final trials pass up to +1 % above a DUT whose 10 ms token bucket hides that much overload (measured 101.00 % at 256 B, 246 Mbit/s)")
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("RFC2544_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)

@@ -4,6 +4,7 @@ package trials_test
 
 import (
 	"context"
+	"github.com/rfc2544/rfc2544/internal/pending"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -36,7 +37,7 @@ const trendQueueFill = 600
 // sustained. Both the raw and the UDP engine (the same receiver code).
 // TREND_RATE_BPS and TREND_FRAME pin the rate and size.
 func TestAccuracySustainedDefaultQueue(t *testing.T) {
-	pendingIssue(t, 12, "draws of 1.01-1.02 x R hide the queue's growth behind the 10 ms token bucket for most of a 1 s trial (udp at 1.016 x R judged sustained)")
+	pending.Skip(t, 12, "draws of 1.01-1.02 x R hide the queue's growth behind the 10 ms token bucket for most of a 1 s trial (udp at 1.016 x R judged sustained)")
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("TREND_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"github.com/rfc2544/rfc2544/internal/pending"
 	"io"
 	"path/filepath"
 	"testing"
@@ -15,7 +16,7 @@ import (
 // --transport udp: kernel sockets in the lab's tester namespaces find the
 // DUT's shaped rate like the raw engine does.
 func TestRunUDPTemporaryLab(t *testing.T) {
-	pendingIssue(t, 18, "held to -3 %…+1 % of R, the UDP search through a 10-packet queue sometimes settles near half of R after repeated stalls of this VM (measured 11,801 fps for R = 24,510 fps at 1024 B, twice in a row)")
+	pending.Skip(t, 18, "held to -3 %…+1 % of R, the UDP search through a 10-packet queue sometimes settles near half of R after repeated stalls of this VM (measured 11,801 fps for R = 24,510 fps at 1024 B, twice in a row)")
 	needRoot(t)
 	out := filepath.Join(t.TempDir(), "out")
 	_, stderr, err := runCLI(t, context.Background(), append(e2eArgs, "--transport", "udp", "--out", out)...)
