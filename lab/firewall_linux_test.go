@@ -4,7 +4,6 @@ package lab_test
 
 import (
 	"context"
-	"github.com/rfc2544/rfc2544/internal/pending"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/internal/pending"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/rfc2544"

@@ -4,7 +4,6 @@ package trials_test
 
 import (
 	"context"
-	"github.com/rfc2544/rfc2544/internal/pending"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rfc2544/rfc2544/internal/pending"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/trials"

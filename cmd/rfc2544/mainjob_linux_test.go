@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"github.com/rfc2544/rfc2544/internal/pending"
 	"io"
 	"math"
 	"path/filepath"
 	"testing"
 
+	"github.com/rfc2544/rfc2544/internal/pending"
 	"github.com/rfc2544/rfc2544/reports"
 )
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"github.com/rfc2544/rfc2544/internal/pending"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rfc2544/rfc2544/internal/pending"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/reports"

@@ -4,11 +4,11 @@ package main
 
 import (
 	"context"
-	"github.com/rfc2544/rfc2544/internal/pending"
 	"io"
 	"path/filepath"
 	"testing"
 
+	"github.com/rfc2544/rfc2544/internal/pending"
 	"github.com/rfc2544/rfc2544/reports"
 )
 

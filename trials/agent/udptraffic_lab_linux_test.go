@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rfc2544/rfc2544/internal/pending"
 	"io"
 	"log/slog"
 	"net"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/internal/nsutil"
+	"github.com/rfc2544/rfc2544/internal/pending"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/rfc2544"
