@@ -39,10 +39,9 @@ func fwEngine(t *testing.T, ctx context.Context, st *lab.State) *trials.Engine {
 	return e
 }
 
-// fwCapacity is the ground truth: the DUT's own forwarded-packet counter
-// over a trial offered far above what it can carry (rate fps for d),
-// divided by the time frames were offered.
-func fwCapacity(t *testing.T, ctx context.Context, st *lab.State, e *trials.Engine, size int, rate float64, d time.Duration) float64 {
+// countedTrial runs one A->B trial of size bytes at rate fps for d and
+// returns its result with the DUT's counters before and after it.
+func countedTrial(t *testing.T, ctx context.Context, st *lab.State, e *trials.Engine, size int, rate float64, d time.Duration) (trials.Result, lab.DUTCounters, lab.DUTCounters) {
 	t.Helper()
 	c0, err := st.DUTCounters()
 	if err != nil {
@@ -57,6 +56,15 @@ func fwCapacity(t *testing.T, ctx context.Context, st *lab.State, e *trials.Engi
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res, c0, c1
+}
+
+// fwCapacity is the ground truth: the DUT's own forwarded-packet counter
+// over a trial offered far above what it can carry (rate fps for d),
+// divided by the time frames were offered.
+func fwCapacity(t *testing.T, ctx context.Context, st *lab.State, e *trials.Engine, size int, rate float64, d time.Duration) float64 {
+	t.Helper()
+	res, c0, c1 := countedTrial(t, ctx, st, e, size, rate, d)
 	s := res.Streams[0]
 	fwd := float64(c1.Forwarded4 - c0.Forwarded4)
 	capFPS := fwd / s.TxSeconds
@@ -274,19 +282,7 @@ func TestFirewallRuleSets(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	e := fwEngine(t, ctx, st)
-	c0, err := st.DUTCounters()
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.Run(ctx, trials.Spec{FrameSize: 64, RateFPS: 2000, Duration: time.Second, Settle: 300 * time.Millisecond,
-		Streams: []trials.Stream{{ID: 1, Direction: trials.AtoB}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c1, err := st.DUTCounters()
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, c0, c1 := countedTrial(t, ctx, st, e, 64, 2000, time.Second)
 	s := res.Streams[0]
 	acc := c1.Accepted - c0.Accepted
 	t.Logf("sent %d received %d; accepted %d, invalid drops %d, set drops %d", s.Sent, s.Received, acc, c1.InvalidDrops-c0.InvalidDrops, c1.SetDrops-c0.SetDrops)
