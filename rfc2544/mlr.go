@@ -280,7 +280,7 @@ func (m *mlr) next(tg *mlrTarget, prev *mlrTarget) (st step, ok bool) {
 			return step{}, false // within the width of what the tester can carry
 		}
 		from = lb.load
-		st = step{load: min(hi, lb.load*(1+tg.width*math.Pow(2, float64(tg.up)))), up: tg.up + 1}
+		st = step{load: min(hi, stepUp(lb.load, tg.width, tg.up)), up: tg.up + 1}
 	case lb == nil:
 		if ub.load <= lo*(1+1e-9) {
 			return step{}, false // even the minimum load is an upper bound
@@ -299,7 +299,7 @@ func (m *mlr) next(tg *mlrTarget, prev *mlrTarget) (st step, ok bool) {
 		case w <= 2*tg.width:
 			st.load = ub.load * (1 - tg.width)
 		case last(lb) > last(ub):
-			st = step{load: min(mid, lb.load*(1+tg.width*math.Pow(2, float64(tg.up)))), up: tg.up + 1}
+			st = step{load: min(mid, stepUp(lb.load, tg.width, tg.up)), up: tg.up + 1}
 		default:
 			st.load = mid
 			if f := m.forwardingPercent(ub) * (1 - tg.loss); f > lb.load*(1+tg.width) && f < ub.load*(1-tg.width) {
@@ -316,10 +316,34 @@ func (m *mlr) next(tg *mlrTarget, prev *mlrTarget) (st step, ok bool) {
 			near = e
 		}
 	}
-	if from == 0 || math.Abs(math.Log(near.load/st.load)) <= math.Abs(math.Log(st.load/from)) {
+	// An open load between the bound stepped from and the step (or near
+	// the step without one) is preferred; one beyond the step is not: the
+	// step is sized so that a result there meets the width, and a load
+	// past it would leave the interval a hair too wide for one more trial.
+	// One just past the load that would make the interval exactly the
+	// width gives way to that load.
+	between := from == 0 || (near.load-from)*(st.load-near.load) >= -1e-9*st.load*st.load
+	if between && (from == 0 || math.Abs(math.Log(near.load/st.load)) <= math.Abs(math.Log(st.load/from))) {
+		if from > 0 {
+			ex := from / (1 - tg.width) // stepping up from a lower bound
+			if near.load < from {
+				ex = from * (1 - tg.width) // down from an upper bound
+			}
+			if d := math.Abs(math.Log(near.load / from)); d > math.Abs(math.Log(ex/from))*(1+1e-9) && d < 2*math.Abs(math.Log(ex/from)) {
+				return step{load: ex, up: st.up, down: st.down}, true
+			}
+		}
 		return step{load: near.load, up: tg.up, down: tg.down}, true
 	}
 	return st, true
+}
+
+// stepUp is the load the k-th step up from a lower bound lb tries: one
+// whose interval above lb is exactly the width w relative to it (so a
+// failure there ends the search), doubling the width with each step and
+// at most doubling the load.
+func stepUp(lb, w float64, k int) float64 {
+	return lb / (1 - min(0.5, w*math.Pow(2, float64(k))))
 }
 
 func last(e *mlrLoad) int {

@@ -160,7 +160,7 @@ func TestMLRInconsistentDUT(t *testing.T) {
 			sim := &SimDUT{LinkBps: testLink, CapacityBps: c / 100 * testLink}
 			ft := &flakyTester{inner: sim}
 			p := testPlan([]Test{TestThroughput}, size)
-			p.Throughput.Goals = []Goal{{Name: "NDR", ExceedRatio: tt.exceed, DurationSum: Duration(5 * time.Second)}}
+			p.Throughput.Goals = []Goal{{Name: "NDR", ExceedRatio: tt.exceed, FinalDuration: Duration(time.Second), DurationSum: Duration(5 * time.Second)}}
 			got, err := (&Runner{Tester: ft, Plan: p, Sleep: noSleep}).Throughput(context.Background(), size)
 			if err != nil {
 				t.Fatal(err)
@@ -201,8 +201,8 @@ func TestMLRInconsistentDUT(t *testing.T) {
 }
 
 // TestMLRLongTrialLoss: short trials pass up to 50% but trials longer than
-// 0.5 s only up to 40%: the final trials (1 s) decide, so the NDR is at
-// most 40%, though the search started with short trials.
+// 0.5 s only up to 40%: the final trials (the quick profile's 2 s) decide,
+// so the NDR is at most 40%, though the search started with short trials.
 func TestMLRLongTrialLoss(t *testing.T) {
 	const size = 256
 	lr := framing.LineRateFPS(testLink, size)
@@ -222,11 +222,11 @@ func TestMLRLongTrialLoss(t *testing.T) {
 	}
 	short, long := false, false
 	for _, r := range got.Trials {
-		short = short || r.DurationS < 0.5 && r.IntendedPercent > 40.5 && r.Outcome == OutcomePass
-		long = long || r.DurationS == 1
+		short = short || r.DurationS <= 0.5 && r.IntendedPercent > 40.5 && r.Outcome == OutcomePass
+		long = long || r.DurationS == QuickMinFinalDuration.D().Seconds()
 	}
 	if !short || !long {
-		t.Errorf("want short trials passing above 40%% and final 1 s trials\n%s", logTable(got.Trials))
+		t.Errorf("want short trials passing above 40%% and final %v trials\n%s", QuickMinFinalDuration, logTable(got.Trials))
 	}
 }
 
@@ -311,7 +311,12 @@ func TestMaxLatency(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			hi := c + float64(buf)/lr*100
+			// What a trial of the final duration passes: buffer over it.
+			fin := p.Trial.Duration.D()
+			if search == SearchMLR {
+				fin = p.Goals()[0].FinalDuration.D()
+			}
+			hi := c + float64(buf)/fin.Seconds()/lr*100
 			if bound > 0 {
 				hi = c
 			}

@@ -229,12 +229,13 @@ const (
 	// ProfileQuick is for demonstrations and labs: 1 s trials, no learning
 	// wait (the engine resolves addresses once), 0.2 s settle, no rest,
 	// throughput by mlr with NDR and PDR goals (exceed ratio 0.5, width
-	// 0.5 %, trials from 0.25 s to 1 s), latency 2 s × 2, frame loss in 20% steps,
+	// 0.5 %, trials from 0.5 s to 2 s: QuickMinFinalDuration), latency 2 s × 2, frame loss in 20% steps,
 	// back-to-back 0.1 s cap × 3 repetitions at a 1% step, system recovery
 	// 2 s + 2 s. Its results are not RFC 2544 benchmarks (trials are too
 	// short) but show the shape of one in minutes: the four default tests
-	// over the 7 default sizes take about 2.5 to 3 minutes of trial time
-	// (TestQuickProfileTime measures it on SimDUTs of 10% to 100% capacity).
+	// over the 7 default sizes take some minutes of trial time
+	// (TestQuickProfileTime measures 3 to 3.5 minutes on SimDUTs of 10% to
+	// 95% capacity; a line-rate DUT takes less).
 	ProfileQuick = "quick"
 )
 
@@ -300,7 +301,7 @@ func DefaultPlan(profile string) (Plan, error) {
 	case ProfileQuick:
 		ms := time.Millisecond
 		p.Profile = ProfileQuick
-		p.Trial = TrialConfig{Duration: Duration(s), Learning: 0, Settle: Duration(200 * ms), Rest: 0, Retries: DefaultRetries}
+		p.Trial = TrialConfig{Duration: quickTrialDuration, Learning: 0, Settle: Duration(200 * ms), Rest: 0, Retries: DefaultRetries}
 		p.Throughput.Goals = DefaultGoals(ProfileQuick)
 		p.Throughput.MaxTrials = 20
 		p.Latency = LatencyConfig{Duration: Duration(2 * s), Repetitions: 2}

@@ -288,10 +288,13 @@ func TestLatencyStats(t *testing.T) {
 		}
 	})
 	t.Run("queueing at the throughput shows", func(t *testing.T) {
-		// A buffer lets a 1 s trial pass above capacity; the latency at
-		// that rate includes the queue built up.
+		// A buffer lets a trial pass above capacity when the search
+		// allows buffering; the latency at that rate includes the queue
+		// built up (without it, the sustained-rate verdict keeps the
+		// search below the capacity: TestMLRNotSustained).
 		sim := &SimDUT{LinkBps: testLink, CapacityBps: 0.5 * testLink, BufferFrames: 1000, BaseLatency: base}
 		p := testPlan(nil, 1518)
+		p.Throughput.AllowBuffering = true
 		r := &Runner{Tester: sim, Plan: p}
 		tput, _ := r.Throughput(context.Background(), 1518)
 		got, err := r.Latency(context.Background(), 1518, tput)

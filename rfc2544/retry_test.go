@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/trials"
 )
 
@@ -64,11 +65,12 @@ func TestRetryTransientTesterLimit(t *testing.T) {
 		// clean pass as "≥ X", each stalled trial run again twice.
 		{name: "stalls outlast the retries: go on below, tester-limited, never a DUT fail", retries: 0, stall: func(run int, _ trials.Spec) bool { return run >= 4 },
 			wantFound: true, wantLimit: true, wantRuns: -2, wantFPS: 0, wantFPSMax: want.FPS, search: SearchBinary},
-		// One stall, not run again: the search goes on below it. The
-		// stall hit the load just above the DUT's capacity, so nothing
-		// but the tester limit bounds the result from above: "≥ X".
-		{name: "retries off", retries: -1, stall: func(run int, _ trials.Spec) bool { return run == 4 },
-			wantFound: true, wantLimit: true, wantRuns: 0, wantFPS: want.FPS * 0.995, wantFPSMax: want.FPS * 1.005},
+		// One stall, not run again, at the first final trial above the
+		// DUT's capacity: the search goes on, and the trials it runs
+		// next bound the result from above, so the answer is the DUT's
+		// (a stall is never a DUT fail, nor the end of a search).
+		{name: "retries off", retries: -1, stall: firstAbove(0.6 * framing.LineRateFPS(testLink, size)),
+			wantFound: true, wantLimit: false, wantRuns: 0, wantFPS: want.FPS * 0.995, wantFPSMax: want.FPS * 1.005},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,6 +128,19 @@ func TestRetryTransientTesterLimit(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// firstAbove stalls the first trial of full length (2 s, the quick
+// profile's final trials) offered above fps.
+func firstAbove(fps float64) func(int, trials.Spec) bool {
+	done := false
+	return func(_ int, s trials.Spec) bool {
+		if done || s.Duration < QuickMinFinalDuration.D() || s.RateFPS <= fps {
+			return false
+		}
+		done = true
+		return true
 	}
 }
 

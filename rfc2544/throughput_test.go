@@ -89,11 +89,21 @@ func TestThroughputBuffer(t *testing.T) {
 			if got.IntendedPercent > truth || got.IntendedPercent < truth-0.1 {
 				t.Errorf("binary: throughput %.4f%%, want in [%.4f, %.4f]", got.IntendedPercent, truth-0.1, truth)
 			}
-			// mlr: short trials first, but only final trials (of
-			// trial.duration) decide, so it lands on the same truth,
+			// mlr: short trials first, but only final trials decide, so
+			// it lands on the truth of their duration (trial.duration;
+			// QuickMinFinalDuration when that is the quick profile's 1 s),
 			// within its relative width.
 			p.Throughput.Search = SearchMLR
 			p.Throughput.ResolutionPercent = 0
+			fin := p.Goals()[0].FinalDuration.D()
+			want := tt.duration
+			if tt.duration == quickTrialDuration.D() {
+				want = QuickMinFinalDuration.D()
+			}
+			if fin != want {
+				t.Fatalf("quick profile with trial.duration %v: final trials of %v, want %v", tt.duration, fin, want)
+			}
+			truth = c + float64(tt.buffer)/fin.Seconds()/lr*100
 			got, err = (&Runner{Tester: sim, Plan: p}).Throughput(context.Background(), size)
 			if err != nil {
 				t.Fatal(err)

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,11 +24,12 @@ func TestCompareMTU(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The jumbo sizes exist only on the 9000 side; shared sizes have a delta.
+	a, b := fixtureFPS(t, fixture1500), fixtureFPS(t, fixture9000)
 	for _, re := range []string{
-		`│ +4096 │ throughput \(fps\) +│ +— \(only in B\) │ +39,867 │ +only in B │ +— │`,
-		`│ +9018 │ throughput \(fps\) +│ +— \(only in B\) │ +18,192 │ +only in B │ +— │`,
-		`│ +1518 │ throughput \(fps\) +│ +100,187 │ +106,852 │ +\+6,665 │ +×1\.067 │`,
-		`│ +1522 │ throughput \(fps\) +│ +not found │ +106,466 │ +— │ +— │`,
+		`│ +4096 │ throughput \(fps\) +│ +— \(only in B\) │ +` + b[4096] + ` │ +only in B │ +— │`,
+		`│ +9018 │ throughput \(fps\) +│ +— \(only in B\) │ +` + b[9018] + ` │ +only in B │ +— │`,
+		`│ +1518 │ throughput \(fps\) +│ +` + a[1518] + ` │ +` + b[1518] + ` │ +\+[0-9,]+ │ +×1\.0[0-9]+ │`,
+		`│ +1522 │ throughput \(fps\) +│ +not found │ +` + b[1522] + ` │ +— │ +— │`,
 		`Note: frame_loss: only in A \(B did not run it\)\.`,
 		`A: mtu1500\.json`,
 	} {
@@ -146,11 +149,12 @@ func TestCompareRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	a, b := fixtureFPS(t, fixture1500), fixtureFPS(t, fixture9000)
 	for _, re := range []string{
 		`1: fw-rules-0\n`, `3: fw-rules-1000\n`,
-		`│ +1518 │ +100,187 │ +106,852 │ +100,187 │`,
-		`│ +4096 │ +— \(not run\) │ +39,867 │ +— \(not run\) │`,
-		`│ +1522 │ +— \(not found\) │ +106,466 │ +— \(not found\) │`,
+		`│ +1518 │ +` + a[1518] + ` │ +` + b[1518] + ` │ +` + a[1518] + ` │`,
+		`│ +4096 │ +— \(not run\) │ +` + b[4096] + ` │ +— \(not run\) │`,
+		`│ +1522 │ +— \(not found\) │ +` + b[1522] + ` │ +— \(not found\) │`,
 	} {
 		if !regexp.MustCompile(re).MatchString(stdout) {
 			t.Errorf("comparison lacks %s:\n%s", re, stdout)
@@ -175,4 +179,31 @@ func TestCompareRuns(t *testing.T) {
 	if len(rs.Runs) != 3 || len(rs.FPS) != 3 || len(rs.FPS[0]) != len(rs.Sizes) {
 		t.Errorf("json: %d runs, %d rows, %d sizes", len(rs.Runs), len(rs.FPS), len(rs.Sizes))
 	}
+}
+
+// fixtureFPS reads a results fixture's throughput per frame size, as the
+// comparison prints it (whole frames/s with thousands separators), so the
+// expectations follow the fixtures when they are regenerated.
+func fixtureFPS(t *testing.T, path string) map[int]string {
+	t.Helper()
+	res, err := reports.ReadResultsFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]string{}
+	for _, tp := range res.Throughput {
+		if tp.Found {
+			out[tp.FrameSize] = groupThousands(int64(math.Round(tp.FPS)))
+		}
+	}
+	return out
+}
+
+// groupThousands writes n with a comma every three digits.
+func groupThousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
