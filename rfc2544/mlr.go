@@ -179,6 +179,13 @@ type mlr struct {
 	limitRun int     // tester-limited trials in a row
 	ceil     float64 // the lowest load the tester could not carry
 	capped   bool
+	// limitAt is the lowest intended load of a tester-limited trial;
+	// rechecked says the search went back there once, after converging
+	// below it, to see whether the limit holds (a stall, or a burst the
+	// path held back, is not the tester's ceiling).
+	limitAt   float64
+	rechecked bool
+	carried   float64 // the highest load of a trial not tester-limited
 }
 
 func (m *mlr) min() float64 { return m.s.p.Throughput.MinPercent }
@@ -239,6 +246,7 @@ func (m *mlr) bounds(tg *mlrTarget) (lb, ub *mlrLoad, open []*mlrLoad) {
 type step struct {
 	load     float64
 	up, down int
+	recheck  bool // a second look at the tester limit (mlr.limitAt)
 }
 
 // next is the trial the target wants next; ok false when the target is
@@ -256,6 +264,11 @@ type step struct {
 func (m *mlr) next(tg *mlrTarget, prev *mlrTarget) (st step, ok bool) {
 	lb, ub, open := m.bounds(tg)
 	lo, hi := m.min(), m.maxLoad
+	if ub != nil && ub.load > hi*(1+1e-9) {
+		// Below a tester limit the search ends at what the tester can
+		// carry: an upper bound above it is out of reach.
+		ub = nil
+	}
 	var from float64 // the bound the fresh load steps from (0: none)
 	switch {
 	case lb == nil && ub == nil:
@@ -273,11 +286,16 @@ func (m *mlr) next(tg *mlrTarget, prev *mlrTarget) (st step, ok bool) {
 			}
 		}
 	case ub == nil:
+		if m.limited && (hi-lb.load)/hi <= tg.width {
+			if tg.final && !m.rechecked && m.limitAt > hi {
+				// Converged below the tester limit: look at it once
+				// more before reporting "≥ X".
+				return step{load: m.limitAt, recheck: true}, true
+			}
+			return step{}, false // within the width of what the tester can carry
+		}
 		if lb.load >= hi*(1-1e-9) {
 			return step{}, false // the maximum load is a lower bound
-		}
-		if m.limited && (hi-lb.load)/hi <= tg.width {
-			return step{}, false // within the width of what the tester can carry
 		}
 		from = lb.load
 		st = step{load: min(hi, stepUp(lb.load, tg.width, tg.up)), up: tg.up + 1}
@@ -307,6 +325,9 @@ func (m *mlr) next(tg *mlrTarget, prev *mlrTarget) (st step, ok bool) {
 			}
 		}
 	}
+	// Below a tester limit, nothing above what the tester can carry (a
+	// previous target's bound may be above it).
+	st.load = min(st.load, hi)
 	if len(open) == 0 {
 		return st, true
 	}
@@ -408,6 +429,7 @@ func (s *search) mlr(ctx context.Context) (*mlr, error) {
 			return m, nil
 		}
 		pick.up, pick.down = next.up, next.down
+		m.rechecked = m.rechecked || next.recheck
 		if err := m.measure(ctx, pick, next.load); err != nil {
 			return m, err
 		}
@@ -464,8 +486,12 @@ func (m *mlr) measure(ctx context.Context, tg *mlrTarget, load float64) error {
 			if m.limited {
 				m.ceil = min(m.ceil, m.maxLoad)
 			}
-			m.maxLoad = min(m.maxLoad, max(m.min(), rec.OfferedPercent*(1-w)))
+			// Never below a load it carried cleanly before.
+			m.maxLoad = min(m.maxLoad, max(m.min(), rec.OfferedPercent*(1-w), m.carried))
 			m.limited = true
+			if m.limitAt == 0 || load < m.limitAt {
+				m.limitAt = load
+			}
 			s.limited = &rec
 			return nil
 		}
@@ -484,6 +510,13 @@ func (m *mlr) measure(ctx context.Context, tg *mlrTarget, load float64) error {
 		s.flow = &s.out.Trials[tr.rec]
 	}
 	m.limitRun = 0
+	if m.limited && load > m.maxLoad*(1+1e-9) {
+		// The tester carried a load above the limit it met before: that
+		// limit was not its ceiling (a stall, a held-back burst). Lift
+		// it, or the trials above it would never count as bounds.
+		m.maxLoad, m.limited, m.ceil, s.limited = s.p.Throughput.MaxPercent, false, 0, nil
+	}
+	m.carried = max(m.carried, at)
 	e := m.entry(at)
 	e.trials = append(e.trials, tr)
 	return nil

@@ -448,3 +448,69 @@ func TestSearchProperty(t *testing.T) {
 		}
 	}
 }
+
+// heldAndShortTester is the lab's 1024-byte DUT at ~500 Mbit/s as a
+// search met it: above capFPS the path holds the tester back (flow
+// control: the load offered is capFPS); the first n trials above limFPS the
+// generator falls 2.7 % short (tester-limited, nothing lost), and none after.
+type heldAndShortTester struct {
+	sim            *SimDUT
+	capFPS, limFPS float64
+	n              int
+}
+
+func (h *heldAndShortTester) Run(ctx context.Context, s trials.Spec) (trials.Result, error) {
+	want, run := s.RateFPS, s
+	switch {
+	case s.Duration == 0:
+		return h.sim.Run(ctx, s)
+	case want > h.capFPS:
+		run.RateFPS = h.capFPS
+	case want > h.limFPS && h.n > 0:
+		h.n--
+		run.RateFPS = want * 0.973
+	default:
+		return h.sim.Run(ctx, s)
+	}
+	res, err := h.sim.Run(ctx, run)
+	for i := range res.Streams {
+		res.Streams[i].IntendedFPS = want
+	}
+	res.Spec = s
+	if want > h.capFPS {
+		res.FlowControlled, res.FlowControlReason = true, trials.FlowControlNote(h.capFPS)
+	} else {
+		res.TesterLimited, res.TesterLimitReason = true, "stream 1: generator offered 2.69% below the intended load"
+	}
+	return res, err
+}
+
+// TestMLRLiftsAnEarlyTesterLimit: trials just above the capacity meet a
+// tester limit that later trials show was not the tester's ceiling. The
+// search converges below the limit, looks at it once more, lifts it, and
+// ends at the DUT's capacity; a limit never excludes a load the tester
+// carried cleanly before it. (On the lab, before: the search looped at one
+// load above the lowered maximum until the trial cap and found nothing.)
+func TestMLRLiftsAnEarlyTesterLimit(t *testing.T) {
+	const size, c = 1024, 50.0
+	lr := framing.LineRateFPS(testLink, size)
+	for _, buf := range []int64{100, 1000, 1600} {
+		for _, capF := range []float64{1.03, 1.066, 1.1} {
+			for _, limF := range []float64{1.0, 1.01, 1.02} {
+				for n := 1; n <= 3; n++ {
+					sim := &SimDUT{LinkBps: testLink, CapacityBps: c / 100 * testLink, BufferFrames: buf}
+					h := &heldAndShortTester{sim: sim, capFPS: capF * c / 100 * lr, limFPS: limF * c / 100 * lr, n: n}
+					p := testPlan([]Test{TestThroughput}, size)
+					got, err := (&Runner{Tester: h, Plan: p, Sleep: noSleep}).Throughput(context.Background(), size)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !got.Found || got.TesterLimited || got.IntendedPercent > c*1.001 || got.IntendedPercent < c*0.99 {
+						t.Errorf("buffer %d, held back above %.3f × C, short above %.2f × C %d times: found %v, tester-limited %v at %.3f%% (%s %s); want the capacity %g%%\n%s",
+							buf, capF, limF, n, got.Found, got.TesterLimited, got.IntendedPercent, got.Reason, got.Note, c, logTable(got.Trials))
+					}
+				}
+			}
+		}
+	}
+}

@@ -89,11 +89,12 @@ func searchDefaultQueue(t *testing.T, f int, rateBps uint64) {
 		t.Fatalf("throughput %d B: %v", f, err)
 	}
 	for _, tr := range res.Trials {
-		t.Logf("trial %d: intended %.0f offered %.0f fps (%.2f%% of R), loss %.3f%%, %v %s", tr.Step, tr.IntendedFPS, tr.OfferedFPS,
-			100*tr.OfferedFPS/want, tr.LossPercent, tr.Outcome, tr.TesterLimitReason)
+		t.Logf("trial %d (%s, %.2g s): intended %.0f offered %.0f fps (%.2f%% of R), loss %.3f%%, %v %s%s%s", tr.Step, tr.Goal, tr.DurationS,
+			tr.IntendedFPS, tr.OfferedFPS, 100*tr.OfferedFPS/want, tr.LossPercent, tr.Outcome, tr.TesterLimitReason, tr.FailReason,
+			tr.Result.FlowControlReason)
 	}
-	t.Logf("%d B: throughput %.0f fps = %.2f%% of R (%.0f fps), found %v, tester-limited %v %s", f, res.FPS, 100*res.FPS/want, want,
-		res.Found, res.TesterLimited, res.TesterLimitReason)
+	t.Logf("%d B: throughput %.0f fps = %.2f%% of R (%.0f fps), found %v, tester-limited %v %s %s", f, res.FPS, 100*res.FPS/want, want,
+		res.Found, res.TesterLimited, res.TesterLimitReason, res.Reason)
 	if !res.Found || res.TesterLimited || res.FPS < 0.98*want || res.FPS > 1.01*want {
 		t.Errorf("%d B at R = %d bit/s: throughput %.0f fps (%.2f%% of R; found %v, tester-limited %v), want %.0f … %.0f fps (−2 %% … +1 %% of R)",
 			f, rateBps, res.FPS, 100*res.FPS/want, res.Found, res.TesterLimited, 0.98*want, 1.01*want)
