@@ -505,6 +505,10 @@ func (m *mlr) measure(ctx context.Context, tg *mlrTarget, load float64) error {
 		// measured the load it did accept.
 		up := tr
 		up.failAll, up.loss = true, 1-rec.OfferedPercent/load
+		// Filed as measured before the accepted load's trial, so the
+		// search steps up from the rate the DUT accepted rather than
+		// halving down from the refused one.
+		up.seq--
 		m.entry(load).trials = append(m.entry(load).trials, up)
 		at = rec.OfferedPercent
 		s.flow = &s.out.Trials[tr.rec]
