@@ -471,7 +471,7 @@ func (m *mlr) measure(ctx context.Context, tg *mlrTarget, load float64) error {
 	at := load
 	if rec.Outcome == OutcomeTesterLimited {
 		tot := res.Totals()
-		if tot.KernelDrops > 0 || res.TesterLimitTransient || lossWithin(res, 0) {
+		if tot.KernelDrops > 0 || res.TesterLimitTransient || lossWithin(res, 0) && rec.FailReason == "" {
 			// Nobody can be blamed for the loss, or the tester could not
 			// offer the load: a tester limit never ends the search; it
 			// goes on below the load the tester did carry.
@@ -495,8 +495,8 @@ func (m *mlr) measure(ctx context.Context, tg *mlrTarget, load float64) error {
 			s.limited = &rec
 			return nil
 		}
-		// The DUT lost frames at the load the tester did offer: a trial
-		// at that load.
+		// The DUT lost frames at the load the tester did offer, or lost
+		// none but did not sustain it: a trial at that load.
 		at = rec.OfferedPercent
 	}
 	if res.FlowControlled && rec.Outcome != OutcomeTesterLimited && rec.OfferedPercent < load {

@@ -261,10 +261,13 @@ func newRecord(p Plan, q trialReq, res trials.Result) TrialRecord {
 	default:
 		rec.Outcome = OutcomeFail
 	}
-	if q.test == TestThroughput && !res.TesterLimited {
+	if q.test == TestThroughput {
+		// A tester-limited trial keeps its outcome, but the criteria
+		// still judge the load the tester did offer (a search may count
+		// a lossless short trial at that load).
 		v := criteria(p.Throughput, res, q.tolerance)
 		rec.FailReason, rec.NotSustained, rec.SustainedLossPercent = v.fail, v.notSustained, v.impliedLoss
-		if rec.FailReason != "" {
+		if rec.FailReason != "" && !res.TesterLimited {
 			rec.Outcome = OutcomeFail
 		}
 	}

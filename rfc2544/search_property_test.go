@@ -57,11 +57,15 @@ func TestSearchPropertyDropTail(t *testing.T) {
 		if search == SearchStep {
 			acc = plan.Throughput.StepPercent
 		}
-		lo := c - acc/100*lineFPS
+		// Less one frame: a trial sends whole frames, so its offered rate
+		// is up to one frame per trial-second below the load (case 781
+		// of seed 1796078916826579685: 48764.000 fps offered at 60 %,
+		// 48764.63 intended, against a bound of 48764.031).
+		lo := c - acc/100*lineFPS - 1/plan.Trial.Duration.D().Seconds()
 		if !res.Found || res.TesterLimited || res.FPS > c*(1+1e-9) || res.FPS < lo*(1-1e-9) {
 			failures++
 			if failures <= 10 {
-				t.Errorf("case %d: %s search, %d B, DUT forwards %.0f fps (%.2f%% of line): throughput %.0f fps (found %v, tester-limited %v, %s), want %.0f … %.0f (%g points of line below)",
+				t.Errorf("case %d: %s search, %d B, DUT forwards %.3f fps (%.4f%% of line): throughput %.3f fps (found %v, tester-limited %v, %s), want %.3f … %.3f (%g points of line below)",
 					i, search, size, c, 100*c/lineFPS, res.FPS, res.Found, res.TesterLimited, res.Reason, lo, c, acc)
 			}
 		}

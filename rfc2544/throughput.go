@@ -25,13 +25,16 @@ import (
 //
 // A trial passes when every stream loses at most loss_tolerance_percent.
 // A tester-limited trial is neither a pass nor a fail: when its streams lost
-// no more than the tolerance, the search stops and reports the throughput as
-// at least the best offered load so far ("≥ X, tester-limited"); when the
+// no more than the tolerance, it passed the load the tester did offer, and
+// the search goes on between that and the load intended, reporting the
+// throughput as at least the best offered load ("≥ X, tester-limited") when
+// nothing above could be carried; when the
 // DUT lost frames with no receive-side kernel drops, the loss is the DUT's at
 // the offered load, which bounds the search from above, and the search goes
 // on below it; with kernel drops, or when a stall of the tester's host could
 // explain the loss (a transient limit still there after trial.retries runs),
-// the loss cannot be blamed on either, and the search stops. Every search
+// the loss cannot be blamed on either, and the search goes on below the load
+// the tester did carry. Every search
 // stops at max_trials; repeated runs of one trial count once.
 func (r *Runner) Throughput(ctx context.Context, frameSize int) (ThroughputResult, error) {
 	p, err := r.prepare()
@@ -113,8 +116,9 @@ type search struct {
 	lastFailed         bool
 	// ceil is the lowest load the tester could not carry cleanly (a
 	// tester-limited trial with loss nobody can be blamed for).
-	ceil     float64
-	haveCeil bool
+	ceil      float64
+	haveCeil  bool
+	rechecked bool // the search went back to ceil once (next)
 	// dir, when set, sends the search's single stream in this direction
 	// (a per-direction search of a bidirectional plan).
 	dir trials.Direction
@@ -165,6 +169,11 @@ func (s *search) try(ctx context.Context, load float64) (stop bool, err error) {
 	}
 	s.out.Trials = append(s.out.Trials, rec)
 	s.lastFailed = false
+	if s.haveCeil && rec.Outcome != OutcomeTesterLimited && load >= s.ceil*(1-1e-9) {
+		// The tester carried a load it could not before: that limit
+		// was not its ceiling (a stall, a burst the path held back).
+		s.haveCeil, s.limited, s.limitedOK = false, nil, false
+	}
 	switch rec.Outcome {
 	case OutcomePass:
 		if rec.Result.FlowControlled {
@@ -185,9 +194,25 @@ func (s *search) try(ctx context.Context, load float64) (stop bool, err error) {
 	case OutcomeTesterLimited:
 		t := rec.Result.Totals()
 		switch {
+		case lossWithin(rec.Result, tol) && rec.FailReason != "" && !rec.Result.TesterLimitTransient:
+			// Lossless at the load the tester did offer, but not
+			// sustained there (or over max_latency): the DUT's fail.
+			s.fail(rec.OfferedPercent)
 		case lossWithin(rec.Result, tol):
+			// The DUT passed the load the tester did offer; the
+			// intended one is out of the tester's reach this time. The
+			// search goes on between the two (a short trial near a
+			// DUT's limit may be the DUT's backlog holding the sender,
+			// or one stall), and reports "≥ X" when nothing above X
+			// could be carried.
 			s.limited, s.limitedOK = &rec, true
-			return true, nil
+			if c := load; !s.haveCeil || c < s.ceil {
+				s.ceil, s.haveCeil = c, true
+			}
+			if o := rec.OfferedPercent; !s.havePass || o > s.lo {
+				s.lo, s.havePass = o, true
+			}
+			s.lastFailed = false
 		case t.KernelDrops == 0 && !rec.Result.TesterLimitTransient:
 			// The DUT lost frames at the load the tester did offer.
 			s.fail(rec.OfferedPercent)
@@ -226,6 +251,12 @@ func (s *search) next() (float64, bool) {
 		hi = s.ceil
 	}
 	if hi-lo <= t.resolution(lo)+1e-9 {
+		if s.haveCeil && !s.rechecked && s.ceil > lo && (!s.haveFail || s.hi > s.ceil) {
+			// Converged below a tester limit: look at it once more
+			// before reporting "≥ X".
+			s.rechecked = true
+			return s.ceil, true
+		}
 		if !s.havePass && !(s.haveFail && s.hi <= t.MinPercent) && !(s.haveCeil && s.ceil <= t.MinPercent) {
 			return t.MinPercent, true // the minimum itself is still untried
 		}

@@ -19,7 +19,7 @@ import (
 // in the tester namespaces) and the raw engine using the interfaces' own
 // MACs, so the DUT's neighbor entries suit both. Sending threads stay off
 // the DUT's CPUs.
-func labTesters(t *testing.T, st *lab.State) (udp *trials.UDPEngine, raw *trials.Engine) {
+func labTesters(t testing.TB, st *lab.State) (udp *trials.UDPEngine, raw *trials.Engine) {
 	t.Helper()
 	txCPU := 0
 	for c := range 64 {
