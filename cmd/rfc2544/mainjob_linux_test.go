@@ -4,15 +4,20 @@ import (
 	"context"
 	"io"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
-	"github.com/rfc2544/rfc2544/internal/pending"
 	"github.com/rfc2544/rfc2544/reports"
+	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
 // TestMainJobShaped runs the README's main job (`run --lab`: the quick
-// profile, every default test over the seven RFC 2544 sizes) on a temporary
+// profile, every default test; 64 B and two other RFC 2544 sizes) on a temporary
 // lab whose DUT is shaped to R = 100 Mbit/s with the lab's DEFAULT queue
 // (1000 packets) and bucket (10 ms at R = 125,000 bytes), and checks every
 // test's figures against the shaper. --line-rate 200mbit keeps every load
@@ -45,7 +50,6 @@ import (
 //     back-pressure verdict (Result.FlowControlled) is what should call it
 //     so.
 func TestMainJobShaped(t *testing.T) {
-	pending.Skip(t, 18, "needs the quick NDR within -2 %…+1 % on the default queue (issue 12) and exits 3 when this VM's stalls persist through the retries; 250 s")
 	needRoot(t)
 	const (
 		rateBps = 100e6
@@ -53,8 +57,23 @@ func TestMainJobShaped(t *testing.T) {
 		queue   = 1000   // lab default, packets
 		bucket  = 125000 // lab default: 10 ms at R, bytes
 	)
+	// Three of the seven sizes, drawn at test time (the whole job takes
+	// some 5 minutes here, too long for CI's 15): 64 B always, where a
+	// 4-byte accounting error is 6 %, and two others.
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 0x3a1))
+	rest := slices.Clone(rfc2544.DefaultFrameSizes[1:])
+	rng.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
+	sizes := append([]int{64}, rest[:2]...)
+	slices.Sort(sizes)
+	var list []string
+	for _, f := range sizes {
+		list = append(list, strconv.Itoa(f))
+	}
+	t.Logf("seed %d: sizes %v", seed, sizes)
 	out := filepath.Join(t.TempDir(), "out")
-	_, stderr, err := runCLI(t, context.Background(), "run", "--lab", "--rate", "100mbit", "--line-rate", "200mbit", "--out", out)
+	_, stderr, err := runCLI(t, context.Background(), "run", "--lab", "--rate", "100mbit", "--line-rate", "200mbit",
+		"--sizes", strings.Join(list, ","), "--out", out)
 	defer labGone(t, tempLabName())
 	if err != nil {
 		t.Fatalf("run: %v (exit %d)\nstderr:\n%s", err, exitCode(err, io.Discard), stderr)
@@ -65,8 +84,8 @@ func TestMainJobShaped(t *testing.T) {
 	}
 	rFPS := func(f int) float64 { return rateBps / (8 * float64(f-4)) }
 	lineFPS := func(f int) float64 { return lineBps / (8 * float64(f+20)) }
-	if len(res.Throughput) != 7 {
-		t.Errorf("%d throughput results, want the 7 RFC 2544 sizes", len(res.Throughput))
+	if len(res.Throughput) != len(sizes) {
+		t.Errorf("%d throughput results, want %d", len(res.Throughput), len(sizes))
 	}
 	for _, tp := range res.Throughput {
 		r := rFPS(tp.FrameSize)
@@ -76,8 +95,8 @@ func TestMainJobShaped(t *testing.T) {
 				tp.FrameSize, tp.FPS, tp.Found, tp.TesterLimited, tp.Reason, 0.98*r, 1.01*r)
 		}
 	}
-	if len(res.Latency) != 7 {
-		t.Errorf("%d latency results, want 7", len(res.Latency))
+	if len(res.Latency) != len(sizes) {
+		t.Errorf("%d latency results, want %d", len(res.Latency), len(sizes))
 	}
 	for _, l := range res.Latency {
 		r := rFPS(l.FrameSize)
@@ -89,8 +108,8 @@ func TestMainJobShaped(t *testing.T) {
 				l.FrameSize, l.Skipped, l.Summary.Count, l.Summary.MinNs, l.Summary.MeanNs, limit)
 		}
 	}
-	if len(res.FrameLoss) != 7 {
-		t.Errorf("%d frame loss results, want 7", len(res.FrameLoss))
+	if len(res.FrameLoss) != len(sizes) {
+		t.Errorf("%d frame loss results, want %d", len(res.FrameLoss), len(sizes))
 	}
 	for _, fl := range res.FrameLoss {
 		r := rFPS(fl.FrameSize)
@@ -118,8 +137,8 @@ func TestMainJobShaped(t *testing.T) {
 			}
 		}
 	}
-	if len(res.BackToBack) != 7 {
-		t.Errorf("%d back-to-back results, want 7", len(res.BackToBack))
+	if len(res.BackToBack) != len(sizes) {
+		t.Errorf("%d back-to-back results, want %d", len(res.BackToBack), len(sizes))
 	}
 	for _, b := range res.BackToBack {
 		r, line := rFPS(b.FrameSize), lineFPS(b.FrameSize)
