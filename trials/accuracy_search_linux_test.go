@@ -24,15 +24,17 @@ import (
 // token bucket, as a user gets with `rfc2544 lab up --rate R`), must find
 // the tbf rate R/(8·(F−4)) fps within −2 % … +1 %, not tester-limited.
 //
-// EXPECTED TO FAIL until issue 12 lands (helpers mlr and trend): on
-// ce6ef8b a 1 s trial fills the default queue and passes ~19 % above R at
-// large sizes, and at low rates the resolution (points of the nominal
-// 1 Gbit/s line) is coarser than the window.
+// On ce6ef8b a 1 s trial filled the default queue and passed ~19 % above R
+// at large sizes, and at low rates the resolution (points of the nominal
+// 1 Gbit/s line) was coarser than the window; with 1 s final trials the
+// 10 ms bucket alone hides +1 %. What holds it now: mlr's relative width,
+// the sustained-rate verdict, and the quick profile's 2 s final trials.
 //
-// Two draws per run, each on its own lab: R uniform in 10–500 Mbit/s (below
-// 500 kfps at the size drawn, under the tester's ~720 kfps ceiling) and F
-// one of the seven RFC 2544 sizes, 64 B included (where a 4-byte accounting
-// error is 6 %). The seed is logged; RFC2544_SEED=N replays a failure.
+// Two draws per run, each on its own lab: R uniform in 10–500 Mbit/s (at
+// most accuracyMaxFPS at the size drawn) and F one of the seven RFC 2544
+// sizes, 64 B included (where a 4-byte accounting error is 6 %), or a jumbo
+// size (4096, 9018 B, through 9000-byte MTUs). The seed is logged;
+// RFC2544_SEED=N replays a failure.
 func TestSearchAccuracyDefaultQueue(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("RFC2544_SEED"); s != "" {
@@ -44,9 +46,10 @@ func TestSearchAccuracyDefaultQueue(t *testing.T) {
 	}
 	t.Logf("seed %d (replay: RFC2544_SEED=%d go test -run TestSearchAccuracyDefaultQueue ./trials)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0x2544))
+	sizes := append(slices.Clone(rfc2544.DefaultFrameSizes), 4096, 9018) // jumbo through 9000-byte MTUs
 	for i := range 2 {
-		f := rfc2544.DefaultFrameSizes[rng.IntN(len(rfc2544.DefaultFrameSizes))]
-		maxBps := min(500e6, 500e3*8*float64(f-4))
+		f := sizes[rng.IntN(len(sizes))]
+		maxBps := min(500e6, accuracyMaxFPS*8*float64(f-4))
 		rateBps := uint64(10e6+rng.Float64()*(maxBps-10e6)) / 1000 * 1000
 		t.Run(strconv.Itoa(i), func(t *testing.T) {
 			searchDefaultQueue(t, f, rateBps)
@@ -54,24 +57,34 @@ func TestSearchAccuracyDefaultQueue(t *testing.T) {
 	}
 }
 
+// accuracyMaxFPS bounds the shaped rate drawn, in frames/s: half the
+// raw tester's ceiling measured on this 2-CPU box (about 600 kfps at 64 B
+// in the main job), so a stall or a busy CPU does not make the tester the
+// limit of a test about the DUT.
+const accuracyMaxFPS = 300e3
+
 func searchDefaultQueue(t *testing.T, f int, rateBps uint64) {
 	want := float64(rateBps) / (8 * float64(f-4))
 	t.Logf("%d B through a DUT shaped to %d bit/s (lab defaults: 1000-packet queue, 10 ms bucket): R = %.0f fps", f, rateBps, want)
-	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: rateBps}})
+	cfg := lab.Config{AtoB: lab.Shaping{RateBps: rateBps}}
+	if f > 1518 {
+		cfg.MTUA, cfg.MTUB = 9000, 9000
+	}
+	st := labtest.New(t, cfg)
 	pc := func(p lab.Port) trials.PortConfig {
 		return trials.PortConfig{Namespace: p.Namespace, Interface: p.Interface, Addr: p.IPv4, Gateway: p.GatewayV4}
 	}
-	cfg := trials.Config{A: pc(st.A), B: pc(st.B)}
+	tc := trials.Config{A: pc(st.A), B: pc(st.B)}
 	// As the CLI does: the sending thread off the DUT's CPUs.
 	for c := range runtime.NumCPU() {
 		if len(st.DUTCPUs) > 0 && !slices.Contains(st.DUTCPUs, c) {
-			cfg.TxCPU = c + 1
+			tc.TxCPU = c + 1
 			break
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	e, err := trials.Open(ctx, cfg)
+	e, err := trials.Open(ctx, tc)
 	if err != nil {
 		t.Fatal(err)
 	}
