@@ -68,7 +68,7 @@ func csvRows(res *rfc2544.Results, which Table) [][]string {
 	case TableSearchLog:
 		add("frame_size", "step", "intended_percent", "offered_percent", "intended_fps", "offered_fps", "sent",
 			"received", "loss_percent", "reordered", "duplicate", "late", "latency_min_ns", "latency_avg_ns",
-			"latency_max_ns", "outcome", "tester_limit_reason", "duration_s", "goal", "fail_reason", "not_sustained")
+			"latency_max_ns", "outcome", "tester_limit_reason", "duration_s", "goal", "fail_reason", "not_sustained", "overload")
 		for _, r := range res.Throughput {
 			for _, t := range r.Trials {
 				d := t.DurationS
@@ -78,7 +78,7 @@ func csvRows(res *rfc2544.Results, which Table) [][]string {
 				add(i(t.FrameSize), i(t.Step), raw(t.IntendedPercent), raw(t.OfferedPercent), raw(t.IntendedFPS),
 					raw(t.OfferedFPS), u(t.Sent), u(t.Received), raw(t.LossPercent), u(t.Reordered), u(t.Duplicate),
 					u(t.Late), i64(t.LatencyMinNs), raw(t.LatencyAvgNs), i64(t.LatencyMaxNs), string(t.Outcome),
-					t.TesterLimitReason, raw(d), t.Goal, t.FailReason, t.NotSustained)
+					t.TesterLimitReason, raw(d), t.Goal, t.FailReason, t.NotSustained, t.Overload)
 			}
 		}
 	case TableLatency:

@@ -120,6 +120,8 @@ func outcome(tr rfc2544.TrialRecord) string {
 		s = fmt.Sprintf("%s: %s", tr.Outcome, tr.TesterLimitReason)
 	case tr.Outcome == "":
 		s = dash
+	case tr.Overload != "":
+		s = fmt.Sprintf("%s: %s (the tester's host stalled too: %s)", tr.Outcome, tr.Overload, tr.TesterLimitReason)
 	case tr.FailReason != "":
 		s = fmt.Sprintf("%s: %s", tr.Outcome, tr.FailReason)
 	case tr.NotSustained != "":

@@ -130,6 +130,13 @@ type TrialRecord struct {
 	// RetryReasons are the tester limits of the discarded runs before this
 	// one, in order.
 	RetryReasons []string `json:"retry_reasons,omitempty"`
+	// Overload, on a trial the tester marked transiently limited (its
+	// host stalled the generator), says why the loss is the DUT's all the
+	// same: its queue was still busy at the end of the trial, forwarding
+	// below the offered rate. The trial then counts as the DUT's (pass or
+	// fail by its loss) and is not run again; TesterLimitReason keeps the
+	// stall.
+	Overload string `json:"overload,omitempty"`
 	// DurationS is the trial's traffic duration in seconds (an mlr search
 	// lengthens its trials as the interval narrows).
 	DurationS float64 `json:"duration_s,omitempty"`

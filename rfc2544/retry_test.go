@@ -164,3 +164,46 @@ func TestPlanRetries(t *testing.T) {
 		t.Errorf("quick profile retries %d, want %d", d.Trial.Retries, DefaultRetries)
 	}
 }
+
+// TestStallDuringOverloadIsTheDUTs: a lossy trial the tester marks
+// transiently limited (its host stalled the generator, which caught up with
+// a burst) is the DUT's fail, not run again, when the DUT's queue was still
+// busy at the end forwarding below the offered rate; a stall at a load the
+// DUT sustains (its queue drained faster than the load) stays the tester's
+// and is run again.
+func TestStallDuringOverloadIsTheDUTs(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		forwarded float64
+		wantRuns  int
+		want      Outcome
+	}{
+		{"overloaded: forwarded 2 % below the offered rate", 1000, 1, OutcomeFail},
+		{"sustained: the burst drained above the offered rate", 1030, 3, OutcomeTesterLimited},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			runs := 0
+			tester := testerFunc(func(ctx context.Context, s trials.Spec) (trials.Result, error) {
+				runs++
+				return trials.Result{Spec: s, TesterLimited: true, TesterLimitTransient: true,
+					TesterLimitReason: "stream 1: generator fell 12.4 ms behind schedule and caught up with a burst of about 532 frames, enough to explain the 307 lost",
+					Streams: []trials.StreamResult{{ID: 1, IntendedFPS: 1020, OfferedFPS: 1020, TxSeconds: 2, Sent: 2040, Received: 2000, Lost: 40,
+						Trend: &trials.LatencyTrend{BinNs: 10e6, BusyBins: 40, ForwardedFPS: tt.forwarded}}}}, nil
+			})
+			p := testPlan([]Test{TestThroughput}, 512)
+			rec, err := (&Runner{Tester: tester, Plan: p, Sleep: noSleep}).trial(context.Background(), p.WithDefaults(),
+				trialReq{test: TestThroughput, size: 512, step: 1, intendedPercent: 1, spec: trials.Spec{FrameSize: 512, RateFPS: 1020, Duration: 2e9}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Outcome != tt.want || runs != tt.wantRuns || (rec.Overload != "") != (tt.want == OutcomeFail) {
+				t.Errorf("outcome %s after %d runs, overload %q; want %s after %d", rec.Outcome, runs, rec.Overload, tt.want, tt.wantRuns)
+			}
+		})
+	}
+}
+
+// testerFunc adapts a function to Tester.
+type testerFunc func(context.Context, trials.Spec) (trials.Result, error)
+
+func (f testerFunc) Run(ctx context.Context, s trials.Spec) (trials.Result, error) { return f(ctx, s) }
