@@ -7,6 +7,20 @@
 // trials knows nothing of RFC 2544's search rules: package rfc2544 decides which
 // trials to run and what their results mean.
 //
+// # Layout
+//
+// A trial is written once (trial_linux.go): validate, the transport's
+// checks, the rate cap, learning, run id, streams and pacers, receivers,
+// traffic and the settle wait, counters, tester-limit reasons. A transport
+// implements a small internal interface under it: open its ports, ready a
+// stream's frames, send paced batches (one pace loop for all), receive
+// frames with their timestamps into the shared counters, report its kernel
+// drops and paths. The raw transport is raw_*.go (Engine), the UDP
+// transport udp_*.go (UDPEngine, and the two-host halves of package
+// trials/agent in udp_half*.go); no file of one transport calls into the
+// other's. Counters and latency are receiver.go, rxstats.go and latency.go,
+// pacing pacer.go, the tester-limit rules limits.go and trial.go.
+//
 // # The raw engine
 //
 //	e, err := trials.Open(ctx, trials.Config{A: a, B: b})   // ports, receivers, ARP

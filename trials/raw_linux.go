@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/internal/wait"
 )
 
 // Engine is the raw-transport traffic engine: two AF_PACKET ports, a
@@ -21,15 +22,14 @@ import (
 // trial at a time; Run is safe to call from several goroutines (calls
 // queue).
 type Engine struct {
+	engineState
 	cfg   Config
 	ports [2]*port // A, B
-	mu    sync.Mutex
-	runID uint8
+	trial rawTrial
 	// macs are the DUT's MACs on the A and B sides, learned at Open;
 	// macs6 the same for IPv6, learned at the first IPv6 trial.
-	macs   [2][6]byte
-	macs6  [2][6]byte
-	closed bool
+	macs  [2][6]byte
+	macs6 [2][6]byte
 }
 
 // Open opens both ports, starts their receivers and resolves the DUT's MAC
@@ -41,7 +41,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine config: %w", err)
 	}
 	cfg = cfg.withDefaults()
-	e := &Engine{cfg: cfg}
+	e := &Engine{cfg: cfg, engineState: engineState{name: "engine"}}
 	for i, pc := range []PortConfig{cfg.A, cfg.B} {
 		p, err := openPort([]string{"A", "B"}[i], pc, cfg, false)
 		if err != nil {
@@ -110,19 +110,14 @@ func (e *Engine) ARPAnswered() (a, b uint64) {
 
 // Close stops the receivers and closes the sockets.
 func (e *Engine) Close() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return nil
-	}
-	e.closed = true
-	var errs []error
-	for _, p := range e.ports {
-		if p != nil {
-			errs = append(errs, p.close())
+	return e.closeOnce(func() (errs []error) {
+		for _, p := range e.ports {
+			if p != nil {
+				errs = append(errs, p.close())
+			}
 		}
-	}
-	return errors.Join(errs...)
+		return errs
+	})
 }
 
 // Run runs one trial: learning (when spec.Learning > 0: ARP requests to the
@@ -138,212 +133,168 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (Result, error) {
 // run is Run; unpaced allows a timed trial with RateFPS 0 (full speed, for
 // calibration).
 func (e *Engine) run(ctx context.Context, spec Spec, unpaced bool) (Result, error) {
-	res := Result{Spec: spec}
-	check := spec
-	if unpaced && check.RateFPS == 0 {
-		check.RateFPS = 1 // a timed trial at full speed: rate 0 is allowed here
-	}
-	if err := check.Validate(); err != nil {
-		return res, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return res, errors.New("engine is closed")
-	}
+	return runTransport(ctx, e, spec, unpaced)
+}
+
+// rawTrial is the raw transport's per-trial state.
+type rawTrial struct {
+	linkDrops0, linkDrops, kdrops [2]uint64
+	linkOK                        [2]bool
+	pz                            pauseSnap
+	press                         [2]*TxPressure
+	fc                            flowCheck
+}
+
+var _ transport = (*Engine)(nil)
+
+func (e *Engine) engine() *engineState { return &e.engineState }
+
+func (e *Engine) rules() trialRules {
+	return trialRules{maxRateFPS: e.cfg.MaxRateFPS, tol: e.cfg.TesterLimitTolerance, maxLag: e.cfg.MaxLag, batch: e.cfg.Batch, pacedBursts: true}
+}
+
+func (e *Engine) portName(i int) string { return "port " + e.ports[i].name }
+
+func (e *Engine) prepare(spec Spec) error {
+	e.trial = rawTrial{}
 	proto := framing.IPv4UDP
 	if spec.IPv6 {
 		proto = framing.IPv6UDP
 		for _, p := range e.ports {
 			if !p.cfg.Addr6.IsValid() || !p.cfg.Gateway6.IsValid() {
-				return res, fmt.Errorf("trial ipv6: %s has no addr6 and gateway6: configure the port's IPv6 address and the DUT's", p.where())
+				return fmt.Errorf("trial ipv6: %s has no addr6 and gateway6: configure the port's IPv6 address and the DUT's", p.where())
 			}
 		}
 	}
 	for _, p := range e.ports {
 		if err := framing.ValidateFrameSize(spec.FrameSize, proto, false, p.mtu); err != nil {
-			return res, fmt.Errorf("trial frame_size on %s (MTU %d): %w", p.where(), p.mtu, err)
+			return fmt.Errorf("trial frame_size on %s (MTU %d): %w", p.where(), p.mtu, err)
 		}
 	}
-	// Rate cap, per sending port.
-	var perPort [2]int
-	for _, s := range spec.Streams {
-		perPort[sender(s.Direction)]++
-	}
-	rate := max(spec.RateFPS, rateChangeFPS(spec))
-	for i, n := range perPort {
-		if e.cfg.MaxRateFPS > 0 && rate*float64(n) > e.cfg.MaxRateFPS {
-			return res, fmt.Errorf("trial rate %.0f fps on port %s exceeds the safety cap max_rate_fps %.0f: lower the rate or raise the cap",
-				rate*float64(n), e.ports[i].name, e.cfg.MaxRateFPS)
-		}
-	}
+	return nil
+}
 
-	// Learning (RFC 2544 §23): learning frames (ARP, or neighbor
-	// solicitations for IPv6), then the wait. IPv6 neighbors are resolved
-	// at the first IPv6 trial even without learning.
-	if spec.Learning > 0 || spec.IPv6 {
-		errs := make([]error, 2)
-		var wg sync.WaitGroup
-		for i, p := range e.ports {
-			if spec.IPv6 {
-				wg.Go(func() { e.macs6[i], errs[i] = p.resolve6(e.cfg.ResolveTimeout, spec.Learning > 0) })
-			} else {
-				wg.Go(func() { e.macs[i], errs[i] = p.resolve(e.cfg.ResolveTimeout, true) })
-			}
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			return res, fmt.Errorf("learning: %w", err)
-		}
-		if err := sleepCtx(ctx, spec.Learning); err != nil {
-			return res, err
-		}
+// learn sends the learning frames (RFC 2544 §23: ARP, or neighbor
+// solicitations for IPv6), then waits Spec.Learning. IPv6 neighbors are
+// resolved at the first IPv6 trial even without learning.
+func (e *Engine) learn(ctx context.Context, spec Spec) error {
+	if spec.Learning <= 0 && !spec.IPv6 {
+		return nil
 	}
-
-	e.runID++
-	if e.runID == 0 {
-		e.runID = 1
-	}
-	runID := e.runID
-
-	// Streams, templates, pacers.
-	states := make([]*streamState, len(spec.Streams))
-	var txStreams, rxStreams [2][]*streamState
-	for i, s := range spec.Streams {
-		st := newStreamState(s)
-		from, to := sender(s.Direction), 1-sender(s.Direction)
-		flows := max(s.Flows, 1)
-		for f := 0; f < flows; f++ {
-			dmac, src, dst := e.macs[from], e.ports[from].cfg.Addr.Addr(), e.ports[to].cfg.Addr.Addr()
-			if spec.IPv6 {
-				dmac, src, dst = e.macs6[from], e.ports[from].cfg.Addr6.Addr(), e.ports[to].cfg.Addr6.Addr()
-			}
-			tpl, err := framing.NewTemplate(framing.TemplateConfig{
-				SrcMAC:    macOf(e.ports[from].mac),
-				DstMAC:    macOf(dmac),
-				SrcIP:     src,
-				DstIP:     dst,
-				SrcPort:   framing.DefaultSrcPort + uint16(f),
-				DstPort:   framing.DefaultDstPort,
-				FrameSize: spec.FrameSize,
-			})
-			if err != nil {
-				return res, fmt.Errorf("stream %d: %w", s.ID, err)
-			}
-			st.tpls = append(st.tpls, tpl)
-		}
-		if spec.BurstFrames > 0 {
-			b := e.cfg.Batch
-			if spec.RateFPS > 0 {
-				b = min(b, pacedBatch)
-			}
-			st.pacer = Pacer{RateFPS: spec.RateFPS, Total: uint64(spec.BurstFrames), MaxBatch: b}
-		} else if spec.RateFPS > 0 {
-			st.pacer = NewDurationPacer(spec.RateFPS, spec.Duration, spec.RateChange, min(e.cfg.Batch, pacedBatch))
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, p := range e.ports {
+		if spec.IPv6 {
+			wg.Go(func() { e.macs6[i], errs[i] = p.resolve6(e.cfg.ResolveTimeout, spec.Learning > 0) })
 		} else {
-			st.pacer = Pacer{MaxBatch: e.cfg.Batch} // unpaced, stopped by the hard stop
+			wg.Go(func() { e.macs[i], errs[i] = p.resolve(e.cfg.ResolveTimeout, true) })
 		}
-		states[i] = st
-		txStreams[from] = append(txStreams[from], st)
-		rxStreams[to] = append(rxStreams[to], st)
 	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("learning: %w", err)
+	}
+	return wait.Sleep(ctx, spec.Learning)
+}
 
-	// Receivers: filter for this run, attach.
-	var rx [2]*rxTrial
+// stream builds st's frame templates, one per flow.
+func (e *Engine) stream(st *streamState, from, to int, spec Spec) error {
+	for f := 0; f < max(st.spec.Flows, 1); f++ {
+		dmac, src, dst := e.macs[from], e.ports[from].cfg.Addr.Addr(), e.ports[to].cfg.Addr.Addr()
+		if spec.IPv6 {
+			dmac, src, dst = e.macs6[from], e.ports[from].cfg.Addr6.Addr(), e.ports[to].cfg.Addr6.Addr()
+		}
+		tpl, err := framing.NewTemplate(framing.TemplateConfig{
+			SrcMAC:    macOf(e.ports[from].mac),
+			DstMAC:    macOf(dmac),
+			SrcIP:     src,
+			DstIP:     dst,
+			SrcPort:   framing.DefaultSrcPort + uint16(f),
+			DstPort:   framing.DefaultDstPort,
+			FrameSize: spec.FrameSize,
+		})
+		if err != nil {
+			return fmt.Errorf("stream %d: %w", st.spec.ID, err)
+		}
+		st.tpls = append(st.tpls, tpl)
+	}
+	return nil
+}
+
+func (e *Engine) ready(context.Context, Spec) error { return nil }
+
+// receive readies each port's transmit ring for the frame size, sets its
+// receive filter to the run id and attaches the trial to its receiver.
+func (e *Engine) receive(runID uint8, spec Spec, rx [2]*rxTrial) error {
 	for i, p := range e.ports {
 		if err := p.prepareTx(spec.FrameSize-framing.FCSLen, e.cfg.NoTxRing, e.cfg.QdiscPath); err != nil {
-			return res, fmt.Errorf("%s: %w", p.where(), err)
+			return fmt.Errorf("%s: %w", p.where(), err)
 		}
 		if err := p.setFilter(runID); err != nil {
-			return res, err
+			return err
 		}
-		rx[i] = newRxTrial(runID, spec.FrameSize, rxStreams[i])
 		if _, err := p.attach(rx[i]); err != nil {
-			return res, fmt.Errorf("%s: %w", p.where(), err)
+			return fmt.Errorf("%s: %w", p.where(), err)
 		}
 	}
-	var kdrops, linkDrops0, linkDrops [2]uint64
-	var linkOK [2]bool
 	for i, p := range e.ports {
-		linkDrops0[i], linkOK[i] = p.linkRxDrops()
+		e.trial.linkDrops0[i], e.trial.linkOK[i] = p.linkRxDrops()
 	}
-	detach := func() error {
-		var errs []error
-		for i, p := range e.ports {
-			st, err := p.attach(nil)
-			errs = append(errs, err, p.setFilter(0))
-			kdrops[i] += st.Drops
-			if n, ok := p.linkRxDrops(); ok && linkOK[i] && n > linkDrops0[i] && len(rxStreams[i]) > 0 {
-				linkDrops[i] = n - linkDrops0[i]
-			}
-		}
-		return errors.Join(errs...)
-	}
-
-	// Traffic.
-	var stop atomic.Bool
-	stopCtx := context.AfterFunc(ctx, func() { stop.Store(true) })
-	defer stopCtx()
-	pz := snapPause(e.ports)
-	res.Start = time.Now()
-	var txs [2]trialTx
-	for i, p := range e.ports {
-		if len(txStreams[i]) == 0 {
-			continue
-		}
-		t := newTransmitter(p, txStreams[i], runID, e.cfg.Batch, &stop)
-		t.tagAfter = spec.TagAfter
-		t.cpu = e.cfg.TxCPU - 1
-		t.hardStop = hardStop(spec)
-		txs[i] = t
-	}
-	txErr := runTraffic(txs, states, rx, spec.Settle)
-	derr := detach()
-
-	// Results.
-	res.Paths = e.pathsLocked()
-	res.Paths.TxSched = lastTxSched()
-	var lim limits
-	var fc flowCheck
-	press := txPressures(txs, &res, pz.since(e.ports))
-	tol := e.cfg.TesterLimitTolerance
-	kdropsAssigned := [2]bool{}
-	for _, st := range states {
-		intended := intendedFPS(st, spec)
-		r := st.result(intended)
-		to := 1 - sender(st.spec.Direction)
-		if !kdropsAssigned[to] {
-			// The link's rx_dropped may include the socket's own drops:
-			// take the larger count, never the sum.
-			r.KernelDrops = max(kdrops[to], linkDrops[to])
-			kdropsAssigned[to] = true
-		}
-		res.Streams = append(res.Streams, r)
-		if gt, gr := generatorReasons(st, r, intended, tol, e.cfg.MaxLag, stop.Load()); fc.add(sender(st.spec.Direction), r, gt, gr, press[sender(st.spec.Direction)], e.cfg.MaxLag) {
-			lim.add(gt, gr)
-		}
-		if r.KernelDrops > 0 {
-			lim.add(false, []string{fmt.Sprintf("port %s: the receiving side dropped %d frames in the kernel (socket %d, interface %s rx_dropped %d)",
-				e.ports[to].name, r.KernelDrops, kdrops[to], e.ports[to].cfg.Interface, linkDrops[to])})
-		}
-	}
-	// Calibrated ceiling: loss at or above what this tester can carry is
-	// the tester's.
-	var loads [2]float64
-	for i, n := range perPort {
-		loads[i] = rate * float64(n)
-	}
-	lim.add(false, ceilingReasons(e.cfg.CeilingFPS, spec.FrameSize, loads, res.LossPercent(), tol))
-	fc.apply(&res, &lim, press, e.cfg.CeilingFPS, spec.FrameSize)
-	lim.apply(&res)
-	if txErr != nil {
-		return res, fmt.Errorf("trial: %w", txErr)
-	}
-	if derr != nil {
-		return res, fmt.Errorf("trial: read receive counters: %w", derr)
-	}
-	return res, ctx.Err()
+	e.trial.pz = snapPause(e.ports)
+	return nil
 }
+
+func (e *Engine) sender(i int, streams []*streamState, runID uint8, spec Spec, stop *atomic.Bool) trialTx {
+	t := newTransmitter(e.ports[i], streams, runID, e.cfg.Batch, stop)
+	t.tagAfter = spec.TagAfter
+	t.cpu = e.cfg.TxCPU - 1
+	t.hardStop = hardStop(spec)
+	return t
+}
+
+// stopReceive detaches the receivers; a port's drops are the larger of its
+// socket's and its link's rx_dropped (which may include the socket's own),
+// never the sum.
+func (e *Engine) stopReceive(rxStreams [2][]*streamState) (drops [2]uint64, err error) {
+	t := &e.trial
+	var errs []error
+	for i, p := range e.ports {
+		st, err := p.attach(nil)
+		errs = append(errs, err, p.setFilter(0))
+		t.kdrops[i] += st.Drops
+		if n, ok := p.linkRxDrops(); ok && t.linkOK[i] && n > t.linkDrops0[i] && len(rxStreams[i]) > 0 {
+			t.linkDrops[i] = n - t.linkDrops0[i]
+		}
+		drops[i] = max(t.kdrops[i], t.linkDrops[i])
+	}
+	if err := errors.Join(errs...); err != nil {
+		return drops, fmt.Errorf("read receive counters: %w", err)
+	}
+	return drops, nil
+}
+
+func (e *Engine) collect(res *Result, txs [2]trialTx) {
+	res.Paths = e.pathsLocked()
+	e.trial.press = txPressures(txs, res, e.trial.pz.since(e.ports))
+}
+
+func (e *Engine) passOn(port int, r StreamResult, transient bool, reasons []string) bool {
+	return e.trial.fc.add(port, r, transient, reasons, e.trial.press[port], e.cfg.MaxLag)
+}
+
+func (e *Engine) dropReason(i int, n uint64) string {
+	return fmt.Sprintf("port %s: the receiving side dropped %d frames in the kernel (socket %d, interface %s rx_dropped %d)",
+		e.ports[i].name, n, e.trial.kdrops[i], e.ports[i].cfg.Interface, e.trial.linkDrops[i])
+}
+
+// judge adds the calibrated ceiling (loss at or above what this tester can
+// carry is the tester's) and the back-pressure verdict.
+func (e *Engine) judge(res *Result, lim *limits, spec Spec, loads [2]float64) {
+	lim.add(false, ceilingReasons(e.cfg.CeilingFPS, spec.FrameSize, loads, res.LossPercent(), e.cfg.TesterLimitTolerance))
+	e.trial.fc.apply(res, lim, e.trial.press, e.cfg.CeilingFPS, spec.FrameSize)
+}
+
+func (e *Engine) release() {}
 
 // Generate sends frames on one interface without receiver or learning (the
 // benchmark's generator-only mode). It uses the engine's transmit path.
@@ -379,11 +330,7 @@ func Generate(ctx context.Context, c GenConfig) (GenResult, error) {
 	}
 	st := newStreamState(Stream{ID: 1, Direction: AtoB})
 	st.tpls = []*framing.Template{tpl}
-	if c.RateFPS > 0 {
-		st.pacer = NewDurationPacer(c.RateFPS, c.Duration, nil, min(c.Batch, pacedBatch))
-	} else {
-		st.pacer = Pacer{MaxBatch: c.Batch}
-	}
+	st.pacer = trialPacer(Spec{RateFPS: c.RateFPS, Duration: c.Duration}, c.Batch, true)
 	var stop atomic.Bool
 	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
 	t := newTransmitter(p, []*streamState{st}, 1, c.Batch, &stop)

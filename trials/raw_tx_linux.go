@@ -5,7 +5,6 @@ package trials
 import (
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -85,49 +84,25 @@ func (t *transmitter) run() error {
 	defer txThread(t.cpu)()
 	t.press.begin()
 	defer t.press.end()
-
-	start := time.Now()
-	var err error
-	for !t.stop.Load() {
-		now := time.Now()
-		el := now.Sub(start)
-		if t.hardStop > 0 && el > t.hardStop {
-			break
-		}
-		ns := now.UnixNano()
-		wait := time.Duration(math.MaxInt64)
-		queued, active := 0, false
-		for i, s := range t.streams {
-			n, w, ok := s.due(el, ns, t.tagAfter)
-			active = active || ok
-			if n == 0 {
-				wait = min(wait, w)
-				continue
-			}
-			if ns, err = t.queue(i, s, n, ns); err != nil {
-				break
-			}
-			queued += n
-		}
-		if err != nil || !active {
-			break
-		}
-		if queued > 0 {
-			if err = t.kick(false); err != nil {
-				break
-			}
-			t.reclaim()
-			continue
-		}
-		t.reclaim()
-		if wait > 0 && wait != time.Duration(math.MaxInt64) {
-			sleep(wait)
-		}
-	}
-	ferr := t.flush()
+	err := paceLoop(t, t.streams, t.hardStop, t.tagAfter, t.stop)
 	t.p.txHead = t.head
-	return errors.Join(err, ferr)
+	return err
 }
+
+var _ batchSender = (*transmitter)(nil)
+
+// push hands the frames queued in the ring to the kernel without waiting,
+// then reclaims the slots it has sent.
+func (t *transmitter) push() error {
+	if err := t.kick(false); err != nil {
+		return err
+	}
+	t.reclaim()
+	return nil
+}
+
+// idle reclaims the slots the kernel has sent.
+func (t *transmitter) idle() { t.reclaim() }
 
 // queue writes n frames of stream i stamped ns into the ring (or sends them
 // with sendto) and returns the stamp in force at the end (re-read when the

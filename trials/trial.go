@@ -1,7 +1,6 @@
 package trials
 
 import (
-	"context"
 	"fmt"
 	"time"
 )
@@ -47,17 +46,6 @@ func rateChangeFPS(s Spec) float64 {
 	return 0
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // generatorReasons says why a stream's trial is tester-limited on the
 // sending side (both engines' rules; see the package doc): frames the kernel
 // refused, a generator behind its plan, an offered rate more than tol below
@@ -79,4 +67,24 @@ func generatorReasons(st *streamState, r StreamResult, intended, tol float64, ma
 		return true, []string{why}
 	}
 	return false, nil
+}
+
+// trialPacer is the pacer of one stream of spec: a burst of
+// Spec.BurstFrames (batches of at most batch frames, or pacedBatch when
+// pacedBursts and the burst is paced), a timed trial at Spec.RateFPS
+// (batches of at most pacedBatch), or, at rate 0, unpaced batches of batch
+// frames stopped by the hard stop (calibration).
+func trialPacer(spec Spec, batch int, pacedBursts bool) Pacer {
+	switch {
+	case spec.BurstFrames > 0:
+		b := batch
+		if pacedBursts && spec.RateFPS > 0 {
+			b = min(b, pacedBatch)
+		}
+		return Pacer{RateFPS: spec.RateFPS, Total: uint64(spec.BurstFrames), MaxBatch: b}
+	case spec.RateFPS > 0:
+		return NewDurationPacer(spec.RateFPS, spec.Duration, spec.RateChange, min(batch, pacedBatch))
+	default:
+		return Pacer{MaxBatch: batch}
+	}
 }

@@ -150,23 +150,11 @@ func (u *UDPReceive) source(i int) netip.Addr {
 func (u *UDPReceive) process(n int) {
 	r := u.r
 	for i := 0; i < n; i++ {
-		h := &r.hdrs[i]
 		if u.from.IsValid() && u.source(i) != u.from {
 			u.foreignSrc++
 			continue
 		}
-		ts, ovfl, okTs, okOvfl := parseUDPControl(r.oobs[i][:h.hdr.Controllen])
-		if okOvfl {
-			r.ovfl = ovfl
-		}
-		if !okTs {
-			ts = time.Now().UnixNano()
-		} else {
-			r.tsSeen = true
-		}
-		ln := min(int(h.n), len(r.bufs[i]))
-		b := r.bufs[i][:ln]
-		sizeOK := ln == r.payloadLen && h.hdr.Flags&unix.MSG_TRUNC == 0
+		b, sizeOK, ts := r.datagram(i)
 		if len(u.rtt) > 0 {
 			if sig, err := framing.DecodeSignature(b); err == nil && sig.RunID == u.t.runID {
 				for k, s := range u.rtt {
@@ -410,11 +398,7 @@ func StartUDPSend(ctx context.Context, cfg UDPHalfConfig, spec Spec, runID uint8
 	u := &UDPSend{spec: spec, cfg: cfg, done: make(chan struct{})}
 	for _, s := range send {
 		st := newStreamState(s)
-		if spec.BurstFrames > 0 {
-			st.pacer = Pacer{RateFPS: spec.RateFPS, Total: uint64(spec.BurstFrames), MaxBatch: cfg.Batch}
-		} else {
-			st.pacer = NewDurationPacer(spec.RateFPS, spec.Duration, spec.RateChange, min(cfg.Batch, pacedBatch))
-		}
+		st.pacer = trialPacer(spec, cfg.Batch, false)
 		stx := &udpStreamTx{st: st}
 		u.streams = append(u.streams, stx)
 		for f := 0; f < max(s.Flows, 1); f++ {
@@ -493,10 +477,7 @@ func (u *UDPSend) Stop() (UDPSendResult, error) {
 		var lim limits
 		for _, s := range u.streams {
 			st := s.st
-			intended := u.spec.RateFPS
-			if st.pacer.RateFPS > 0 && st.pacer.Total > 1 {
-				intended = float64(st.pacer.Total-1) / st.pacer.SendTime(st.pacer.Total-1).Seconds()
-			}
+			intended := intendedFPS(st, u.spec)
 			r := st.result(intended)
 			r.Received, r.Lost, r.LastLossNs = 0, 0, -1
 			r.Latency, r.TaggedLatencyNs = LatencySummary{}, -1

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/internal/wait"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,11 +23,10 @@ import (
 // raw engine. It needs no privileges unless a namespace is involved. Run is
 // safe to call from several goroutines (calls queue).
 type UDPEngine struct {
+	engineState
 	cfg    UDPConfig
-	mu     sync.Mutex
-	runID  uint8
 	sides  [2]*udpSide
-	closed bool
+	trial  *udpTrial
 	tsSeen atomic.Bool // a kernel receive timestamp was seen
 }
 
@@ -52,7 +52,7 @@ func OpenUDP(ctx context.Context, cfg UDPConfig) (*UDPEngine, error) {
 		return nil, fmt.Errorf("udp engine config: %w", err)
 	}
 	cfg = cfg.withDefaults()
-	e := &UDPEngine{cfg: cfg}
+	e := &UDPEngine{cfg: cfg, engineState: engineState{name: "udp engine"}}
 	for i, pc := range []UDPPortConfig{cfg.A, cfg.B} {
 		s := &udpSide{name: []string{"A", "B"}[i], cfg: pc}
 		e.sides[i] = s
@@ -77,24 +77,19 @@ func OpenUDP(ctx context.Context, cfg UDPConfig) (*UDPEngine, error) {
 
 // Close closes the receive sockets.
 func (e *UDPEngine) Close() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return nil
-	}
-	e.closed = true
-	var errs []error
-	for _, s := range e.sides {
-		if s == nil {
-			continue
-		}
-		for _, r := range s.rx {
-			if r != nil {
-				errs = append(errs, r.conn.Close())
+	return e.closeOnce(func() (errs []error) {
+		for _, s := range e.sides {
+			if s == nil {
+				continue
+			}
+			for _, r := range s.rx {
+				if r != nil {
+					errs = append(errs, r.conn.Close())
+				}
 			}
 		}
-	}
-	return errors.Join(errs...)
+		return errs
+	})
 }
 
 // Paths reports the kernel paths of the UDP transport. A trial's
@@ -111,145 +106,125 @@ func (e *UDPEngine) Paths() Paths {
 // neighbors (RFC 2544 §23 learning frames), then the engine waits
 // Spec.Learning, at least udpMinLearning.
 func (e *UDPEngine) Run(ctx context.Context, spec Spec) (Result, error) {
-	res := Result{Spec: spec}
-	if err := spec.Validate(); err != nil {
-		return res, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return res, errors.New("udp engine is closed")
-	}
-	proto, fam := framing.IPv4UDP, 0
+	return runTransport(ctx, e, spec, false)
+}
+
+// udpTrial is the UDP transport's per-trial state.
+type udpTrial struct {
+	fam        int // 0 IPv4, 1 IPv6
+	payloadLen int
+	tx         [2][]*udpStreamTx // per sending side, in the order of the spec's streams
+	drops0     [2]uint64
+	rwg        sync.WaitGroup
+}
+
+var _ transport = (*UDPEngine)(nil)
+
+func (e *UDPEngine) engine() *engineState { return &e.engineState }
+
+func (e *UDPEngine) rules() trialRules {
+	return trialRules{maxRateFPS: e.cfg.MaxRateFPS, tol: e.cfg.TesterLimitTolerance, maxLag: e.cfg.MaxLag, batch: e.cfg.Batch}
+}
+
+func (e *UDPEngine) portName(i int) string { return "udp port " + e.sides[i].name }
+
+func (e *UDPEngine) prepare(spec Spec) error {
+	e.trial = &udpTrial{}
+	proto := framing.IPv4UDP
 	if spec.IPv6 {
-		proto, fam = framing.IPv6UDP, 1
+		proto, e.trial.fam = framing.IPv6UDP, 1
 	}
 	for _, s := range e.sides {
-		if s.rx[fam] == nil {
-			f := []string{"addr", "addr6"}[fam]
-			return res, fmt.Errorf("trial ipv6=%v: %s has no %s; configure the tester's %v address on that side", spec.IPv6, s.where(), f, proto)
+		if s.rx[e.trial.fam] == nil {
+			f := []string{"addr", "addr6"}[e.trial.fam]
+			return fmt.Errorf("trial ipv6=%v: %s has no %s; configure the tester's %v address on that side", spec.IPv6, s.where(), f, proto)
 		}
 	}
 	if err := framing.ValidateFrameSize(spec.FrameSize, proto, false, e.cfg.PathMTU); err != nil {
-		return res, fmt.Errorf("trial frame_size (path MTU %d): %w", e.cfg.PathMTU, err)
+		return fmt.Errorf("trial frame_size (path MTU %d): %w", e.cfg.PathMTU, err)
 	}
-	var perPort [2]int
-	for _, s := range spec.Streams {
-		perPort[sender(s.Direction)]++
-	}
-	rate := max(spec.RateFPS, rateChangeFPS(spec))
-	for i, n := range perPort {
-		if e.cfg.MaxRateFPS > 0 && rate*float64(n) > e.cfg.MaxRateFPS {
-			return res, fmt.Errorf("trial rate %.0f fps on udp port %s exceeds the safety cap max_rate_fps %.0f: lower the rate or raise the cap",
-				rate*float64(n), e.sides[i].name, e.cfg.MaxRateFPS)
-		}
-	}
-	e.runID++
-	if e.runID == 0 {
-		e.runID = 1
-	}
-	runID := e.runID
-	payloadLen := framing.UDPPayloadSize(spec.FrameSize, proto, false)
+	e.trial.payloadLen = framing.UDPPayloadSize(spec.FrameSize, proto, false)
+	return nil
+}
 
-	// Streams and their send sockets, one per flow.
-	batch := e.cfg.Batch
-	states := make([]*streamState, len(spec.Streams))
-	var tx [2][]*udpStreamTx
-	var rxStreams [2][]*streamState
-	defer func() {
-		for _, side := range tx {
-			for _, st := range side {
-				st.close()
-			}
-		}
-	}()
-	for i, s := range spec.Streams {
-		st := newStreamState(s)
-		from, to := sender(s.Direction), 1-sender(s.Direction)
-		src := []netip.Addr{e.sides[from].cfg.Addr, e.sides[from].cfg.Addr6}[fam]
-		dst := netip.AddrPortFrom([]netip.Addr{e.sides[to].cfg.Addr, e.sides[to].cfg.Addr6}[fam], e.sides[to].cfg.Port)
-		stx := &udpStreamTx{st: st}
-		tx[from] = append(tx[from], stx)
-		for f := 0; f < max(s.Flows, 1); f++ {
-			fl, err := openUDPFlow(e.sides[from].cfg.Namespace, src, dst, e.cfg.SocketBuffer, payloadLen, batch)
-			if err != nil {
-				return res, fmt.Errorf("stream %d flow %d on %s: %w", s.ID, f, e.sides[from].where(), err)
-			}
-			stx.flows = append(stx.flows, fl)
-		}
-		if spec.BurstFrames > 0 {
-			st.pacer = Pacer{RateFPS: spec.RateFPS, Total: uint64(spec.BurstFrames), MaxBatch: batch}
-		} else {
-			st.pacer = NewDurationPacer(spec.RateFPS, spec.Duration, spec.RateChange, min(batch, pacedBatch))
-		}
-		states[i] = st
-		rxStreams[to] = append(rxStreams[to], st)
-	}
+func (e *UDPEngine) learn(context.Context, Spec) error { return nil }
 
-	// Learning: one unsigned datagram per flow, so ARP/ND is done before
-	// the clock starts.
-	for _, side := range tx {
+// stream opens st's send sockets, one per flow.
+func (e *UDPEngine) stream(st *streamState, from, to int, spec Spec) error {
+	fam := e.trial.fam
+	src := []netip.Addr{e.sides[from].cfg.Addr, e.sides[from].cfg.Addr6}[fam]
+	dst := netip.AddrPortFrom([]netip.Addr{e.sides[to].cfg.Addr, e.sides[to].cfg.Addr6}[fam], e.sides[to].cfg.Port)
+	stx := &udpStreamTx{st: st}
+	e.trial.tx[from] = append(e.trial.tx[from], stx)
+	for f := 0; f < max(st.spec.Flows, 1); f++ {
+		fl, err := openUDPFlow(e.sides[from].cfg.Namespace, src, dst, e.cfg.SocketBuffer, e.trial.payloadLen, e.cfg.Batch)
+		if err != nil {
+			return fmt.Errorf("stream %d flow %d on %s: %w", st.spec.ID, f, e.sides[from].where(), err)
+		}
+		stx.flows = append(stx.flows, fl)
+	}
+	return nil
+}
+
+// ready sends the learning datagrams, one unsigned datagram per flow, so
+// ARP/ND is done before the clock starts, and waits.
+func (e *UDPEngine) ready(ctx context.Context, spec Spec) error {
+	for _, side := range e.trial.tx {
 		for _, st := range side {
 			for _, fl := range st.flows {
 				_, _ = fl.conn.Write(fl.learn)
 			}
 		}
 	}
-	if err := sleepCtx(ctx, max(spec.Learning, udpMinLearning)); err != nil {
-		return res, err
-	}
+	return wait.Sleep(ctx, max(spec.Learning, udpMinLearning))
+}
 
-	// Receivers.
-	var rx [2]*rxTrial
-	var drops0 [2]uint64
-	var rwg sync.WaitGroup
+func (e *UDPEngine) receive(runID uint8, spec Spec, rx [2]*rxTrial) error {
 	for i, s := range e.sides {
-		r := s.rx[fam]
-		drops0[i] = r.drops()
-		rx[i] = newRxTrial(runID, spec.FrameSize, rxStreams[i])
+		r := s.rx[e.trial.fam]
+		e.trial.drops0[i] = r.drops()
 		if err := r.conn.SetReadDeadline(time.Time{}); err != nil {
-			return res, fmt.Errorf("%s: %w", s.where(), err)
+			return fmt.Errorf("%s: %w", s.where(), err)
 		}
-		r.start(rx[i], payloadLen, e.cfg.RxCPU-1)
-		rwg.Go(func() { r.run() })
+		r.start(rx[i], e.trial.payloadLen, e.cfg.RxCPU-1)
+		e.trial.rwg.Go(func() { r.run() })
 	}
+	return nil
+}
 
-	// Traffic.
-	var stop atomic.Bool
-	stopCtx := context.AfterFunc(ctx, func() { stop.Store(true) })
-	defer stopCtx()
-	res.Start = time.Now()
-	var txs [2]trialTx
-	for i := range e.sides {
-		if len(tx[i]) == 0 {
-			continue
-		}
-		txs[i] = &udpTransmitter{streams: tx[i], runID: runID, stop: &stop, tagAfter: spec.TagAfter, cpu: e.cfg.TxCPU - 1, where: e.sides[i].where(), hardStop: hardStop(spec)}
-	}
-	txErr := runTraffic(txs, states, rx, spec.Settle)
+func (e *UDPEngine) sender(i int, _ []*streamState, runID uint8, spec Spec, stop *atomic.Bool) trialTx {
+	return &udpTransmitter{streams: e.trial.tx[i], runID: runID, stop: stop, tagAfter: spec.TagAfter, cpu: e.cfg.TxCPU - 1, where: e.sides[i].where(), hardStop: hardStop(spec)}
+}
+
+// stopReceive stops the receive loops (a read deadline now); a side's drops
+// are the larger of the socket's drop count (SO_MEMINFO) and the last
+// SO_RXQ_OVFL seen, never the sum.
+func (e *UDPEngine) stopReceive(rxStreams [2][]*streamState) (drops [2]uint64, err error) {
+	fam := e.trial.fam
 	var rerrs []error
 	for _, s := range e.sides {
 		rerrs = append(rerrs, s.rx[fam].conn.SetReadDeadline(time.Now()))
 	}
-	rwg.Wait()
-	var kdrops [2]uint64
+	e.trial.rwg.Wait()
 	for i, s := range e.sides {
 		r := s.rx[fam]
 		rerrs = append(rerrs, r.err)
 		if len(rxStreams[i]) > 0 {
-			// The socket's drop count (SO_MEMINFO) and the last
-			// SO_RXQ_OVFL seen: the larger, never the sum.
-			kdrops[i] = max(r.drops()-drops0[i], uint64(r.ovfl-r.ovfl0))
+			drops[i] = max(r.drops()-e.trial.drops0[i], uint64(r.ovfl-r.ovfl0))
 		}
 	}
 	if r := e.sides[1].rx[fam]; r.tsSeen || e.sides[0].rx[fam].tsSeen {
 		e.tsSeen.Store(true)
 	}
+	if err := errors.Join(rerrs...); err != nil {
+		return drops, fmt.Errorf("receive: %w", err)
+	}
+	return drops, nil
+}
 
-	// Results.
+func (e *UDPEngine) collect(res *Result, _ [2]trialTx) {
 	res.Paths = e.Paths()
-	res.Paths.TxSched = lastTxSched()
-	for _, side := range tx {
+	for _, side := range e.trial.tx {
 		for _, st := range side {
 			if len(st.flows) > 0 && st.flows[0].gso {
 				res.Paths.TX = "sendmmsg+udp_segment"
@@ -259,32 +234,27 @@ func (e *UDPEngine) Run(ctx context.Context, spec Spec) (Result, error) {
 	if !e.tsSeen.Load() {
 		res.Paths.Timestamps = "none"
 	}
-	var lim limits
-	tol := e.cfg.TesterLimitTolerance
-	assigned := [2]bool{}
-	for _, st := range states {
-		intended := intendedFPS(st, spec)
-		r := st.result(intended)
-		to := 1 - sender(st.spec.Direction)
-		if !assigned[to] {
-			r.KernelDrops = kdrops[to]
-			assigned[to] = true
+}
+
+func (e *UDPEngine) passOn(int, StreamResult, bool, []string) bool { return true }
+
+func (e *UDPEngine) dropReason(i int, n uint64) string {
+	return fmt.Sprintf("%s: the receiving socket dropped %d datagrams in the kernel (receive queue overflow)", e.sides[i].where(), n)
+}
+
+func (e *UDPEngine) judge(*Result, *limits, Spec, [2]float64) {}
+
+// release closes the trial's send sockets.
+func (e *UDPEngine) release() {
+	if e.trial == nil {
+		return
+	}
+	for _, side := range e.trial.tx {
+		for _, st := range side {
+			st.close()
 		}
-		res.Streams = append(res.Streams, r)
-		lim.add(generatorReasons(st, r, intended, tol, e.cfg.MaxLag, stop.Load()))
-		if r.KernelDrops > 0 {
-			lim.add(false, []string{fmt.Sprintf("%s: the receiving socket dropped %d datagrams in the kernel (receive queue overflow)",
-				e.sides[to].where(), r.KernelDrops)})
-		}
 	}
-	lim.apply(&res)
-	if txErr != nil {
-		return res, fmt.Errorf("trial: %w", txErr)
-	}
-	if err := errors.Join(rerrs...); err != nil {
-		return res, fmt.Errorf("trial: receive: %w", err)
-	}
-	return res, ctx.Err()
+	e.trial = nil
 }
 
 // udpMinLearning is the least wait after the learning datagrams.

@@ -185,17 +185,26 @@ func (r *udpReceiver) readLoop(process func(n int)) {
 // process counts the first n datagrams of the batch. It does not allocate.
 func (r *udpReceiver) process(n int) {
 	for i := 0; i < n; i++ {
-		h := &r.hdrs[i]
-		ts, ovfl, okTs, okOvfl := parseUDPControl(r.oobs[i][:h.hdr.Controllen])
-		if okOvfl {
-			r.ovfl = ovfl
-		}
-		if !okTs {
-			ts = time.Now().UnixNano()
-		} else {
-			r.tsSeen = true
-		}
-		ln := min(int(h.n), len(r.bufs[i]))
-		r.t.count(r.bufs[i][:ln], ln == r.payloadLen && h.hdr.Flags&unix.MSG_TRUNC == 0, ts)
+		r.t.count(r.datagram(i))
 	}
+}
+
+// datagram returns datagram i of the batch: its payload, whether it has the
+// trial's payload size (not truncated), and its receive time (the kernel's
+// SCM_TIMESTAMPNS, else now, in Unix ns). It records the socket's
+// SO_RXQ_OVFL drop count and whether a kernel stamp was seen. It does not
+// allocate.
+func (r *udpReceiver) datagram(i int) (b []byte, sizeOK bool, tsNs int64) {
+	h := &r.hdrs[i]
+	ts, ovfl, okTs, okOvfl := parseUDPControl(r.oobs[i][:h.hdr.Controllen])
+	if okOvfl {
+		r.ovfl = ovfl
+	}
+	if !okTs {
+		ts = time.Now().UnixNano()
+	} else {
+		r.tsSeen = true
+	}
+	ln := min(int(h.n), len(r.bufs[i]))
+	return r.bufs[i][:ln], ln == r.payloadLen && h.hdr.Flags&unix.MSG_TRUNC == 0, ts
 }

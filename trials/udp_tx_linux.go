@@ -5,7 +5,6 @@ package trials
 import (
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/netip"
 	"runtime"
@@ -136,37 +135,23 @@ func (t *udpTransmitter) run() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer txThread(t.cpu)()
-	start := time.Now()
-	for !t.stop.Load() {
-		now := time.Now()
-		el := now.Sub(start)
-		if t.hardStop > 0 && el > t.hardStop {
-			return nil
-		}
-		ns := now.UnixNano()
-		wait := time.Duration(math.MaxInt64)
-		sent, active := 0, false
-		for _, s := range t.streams {
-			n, w, ok := s.st.due(el, ns, t.tagAfter)
-			active = active || ok
-			if n == 0 {
-				wait = min(wait, w)
-				continue
-			}
-			if err := t.send(s, n, ns); err != nil {
-				return err
-			}
-			sent += n
-		}
-		if !active {
-			return nil
-		}
-		if sent == 0 && wait > 0 && wait != time.Duration(math.MaxInt64) {
-			sleep(wait)
-		}
+	states := make([]*streamState, len(t.streams))
+	for i, s := range t.streams {
+		states[i] = s.st
 	}
-	return nil
+	return paceLoop(t, states, t.hardStop, t.tagAfter, t.stop)
 }
+
+var _ batchSender = (*udpTransmitter)(nil)
+
+// queue sends the n due datagrams of stream i at once (send).
+func (t *udpTransmitter) queue(i int, _ *streamState, n int, ns int64) (int64, error) {
+	return ns, t.send(t.streams[i], n, ns)
+}
+
+func (t *udpTransmitter) push() error  { return nil }
+func (t *udpTransmitter) idle()        {}
+func (t *udpTransmitter) flush() error { return nil }
 
 // send stamps n datagrams of stream s with ns, spreads them over the flows
 // (frame n goes to flow n mod flows) and hands each flow's share to the
