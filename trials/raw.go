@@ -1,7 +1,6 @@
 package trials
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -116,11 +115,6 @@ const (
 	LateGrace = 100 * time.Millisecond
 )
 
-var (
-	benchNet4 = netip.MustParsePrefix("198.18.0.0/15")
-	benchNet6 = netip.MustParsePrefix("2001:2::/48")
-)
-
 func (c Config) withDefaults() Config {
 	if c.ResolveTimeout <= 0 {
 		c.ResolveTimeout = DefaultResolveTimeout
@@ -227,9 +221,6 @@ func ceilingReasons(ceiling map[int]float64, frameSize int, loads [2]float64, lo
 	}
 	return r
 }
-
-// ErrNoAnswer is wrapped by learning errors when the DUT did not answer.
-var ErrNoAnswer = errors.New("no answer from the DUT")
 
 // GenConfig is a generator-only run on one interface (no receiver, no ARP):
 // the `rfc2544 gen` benchmark mode and a tool for calibrating peers.
