@@ -79,4 +79,19 @@
 // stream on its own; Result.Direction sums one direction's streams,
 // StreamResult.ReceivedFPS is a stream's received rate, and Result.Passed
 // holds only when every stream passes.
+//
+// # Two-host halves
+//
+// StartUDPReceive and StartUDPSend (with UDPHalfConfig and their options and
+// results) run one host's half of a trial whose other half runs elsewhere;
+// they exist for package trials/agent. Other callers use Engine or
+// UDPEngine.
+//
+// # Safety and portability
+//
+// Open, OpenUDP and Generate refuse test addresses outside
+// BenchmarkPrefixes (RFC 6815; the UDP transport also takes loopback) unless
+// the config sets AllowAnyDestination, and a trial above MaxRateFPS is
+// refused before any frame. Off Linux every entry point fails with
+// an error matching ErrNotSupported.
 package trials
