@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net/netip"
 	"testing"
+
+	"github.com/rfc2544/rfc2544/internal/nsutil"
 )
 
 // TestNotSupported: off Linux every entry point of the transports fails with
@@ -37,4 +39,5 @@ func TestNotSupported(t *testing.T) {
 	check("StartUDPSend", err)
 	_, err = ReadPause("", "eth0")
 	check("ReadPause", err)
+	check("nsutil.Do", nsutil.Do("ns", func() error { return nil }))
 }
