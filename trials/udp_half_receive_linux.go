@@ -217,11 +217,7 @@ func (u *UDPReceive) Stop(sent map[uint16]uint64) (UDPReceiveResult, error) {
 			n = st.received
 		}
 		st.sent, st.queued = n, n
-		if u.spec.BurstFrames > 0 {
-			st.pacer = Pacer{RateFPS: u.spec.RateFPS, Total: uint64(u.spec.BurstFrames)}
-		} else {
-			st.pacer = NewDurationPacer(u.spec.RateFPS, u.spec.Duration, u.spec.RateChange, pacedBatch)
-		}
+		st.pacer = trialPacer(u.spec, pacedBatch, false) // the sender's schedule, for the loss timing
 		sr := st.result(u.spec.RateFPS)
 		if i == 0 {
 			sr.KernelDrops = res.KernelDrops
