@@ -4,7 +4,8 @@ package trials
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"runtime"
 )
 
 // UDPEngine is the UDP transport; it is implemented on Linux only.
@@ -15,12 +16,12 @@ func OpenUDP(ctx context.Context, cfg UDPConfig) (*UDPEngine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return nil, errors.New("the udp transport (recvmmsg, SO_TIMESTAMPNS, SO_RXQ_OVFL) needs Linux")
+	return nil, fmt.Errorf("the udp transport (recvmmsg, SO_TIMESTAMPNS, SO_RXQ_OVFL) needs Linux: %w on %s", ErrNotSupported, runtime.GOOS)
 }
 
 // Run is not available off Linux.
 func (e *UDPEngine) Run(ctx context.Context, spec Spec) (Result, error) {
-	return Result{Spec: spec}, errors.New("the udp transport needs Linux")
+	return Result{Spec: spec}, fmt.Errorf("the udp transport needs Linux: %w on %s", ErrNotSupported, runtime.GOOS)
 }
 
 // Paths reports the UDP transport's paths.

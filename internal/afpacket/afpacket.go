@@ -12,10 +12,14 @@ package afpacket
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
+
+	"github.com/rfc2544/rfc2544/internal/notsupported"
 )
 
-// ErrNotSupported is returned on systems without AF_PACKET.
-var ErrNotSupported = errors.New("AF_PACKET sockets are not supported on this system")
+// ErrNotSupported is returned on systems without AF_PACKET; it wraps
+// notsupported.Err (trials.ErrNotSupported).
+var ErrNotSupported = fmt.Errorf("AF_PACKET sockets are %w on this system", notsupported.Err)
 
 // Stats is what PACKET_STATISTICS reports: frames the socket received (after
 // its filter) and frames it dropped because its buffer or ring was full.

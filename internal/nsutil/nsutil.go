@@ -3,7 +3,12 @@
 // port can be opened in a namespace and used from any goroutine.
 package nsutil
 
-import "errors"
+import (
+	"fmt"
 
-// ErrNotSupported is returned on systems without network namespaces.
-var ErrNotSupported = errors.New("network namespaces are not supported on this system")
+	"github.com/rfc2544/rfc2544/internal/notsupported"
+)
+
+// ErrNotSupported is returned on systems without network namespaces; it
+// wraps notsupported.Err (trials.ErrNotSupported).
+var ErrNotSupported = fmt.Errorf("network namespaces are %w on this system", notsupported.Err)

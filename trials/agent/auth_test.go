@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rfc2544/rfc2544/trials/agent/wire"
 )
 
 func TestLoadToken(t *testing.T) {
@@ -95,8 +96,8 @@ func TestProofsDiffer(t *testing.T) {
 	if string(controllerProof([]byte("0123456789abcdef0124"), tr)) == string(c) {
 		t.Error("proof does not depend on the token")
 	}
-	if len(c) != MACLen {
-		t.Errorf("proof is %d bytes, want %d", len(c), MACLen)
+	if len(c) != wire.MACLen {
+		t.Errorf("proof is %d bytes, want %d", len(c), wire.MACLen)
 	}
 }
 

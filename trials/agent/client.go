@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/rfc2544/rfc2544/trials/agent/wire"
 )
 
 // DialConfig configures the controller's side of a session. Every zero value
@@ -50,7 +52,7 @@ func (c DialConfig) withDefaults() DialConfig {
 		c.ReplyTimeout = 10 * time.Second
 	}
 	if c.version == 0 {
-		c.version = Version
+		c.version = wire.Version
 	}
 	return c
 }
@@ -61,9 +63,9 @@ func (c DialConfig) withDefaults() DialConfig {
 type Client struct {
 	cfg  DialConfig
 	c    *conn
-	info AgentInfo
+	info wire.AgentInfo
 
-	replies chan Message
+	replies chan wire.Message
 	done    chan struct{}
 	errOnce sync.Once
 	err     error
@@ -129,19 +131,19 @@ func handshake(ctx context.Context, nc net.Conn, token []byte, cfg DialConfig) (
 		}
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	var nonce [NonceLen]byte
+	var nonce [wire.NonceLen]byte
 	rand.Read(nonce[:])
-	if err := c.write(&Hello{Software: cfg.Software, Nonce: nonce[:]}); err != nil {
+	if err := c.write(&wire.Hello{Software: cfg.Software, Nonce: nonce[:]}); err != nil {
 		return fail("handshake", err)
 	}
 	m, err := c.read(0)
 	if err != nil {
 		return fail("handshake", err)
 	}
-	if _, ok := m.(*Challenge); !ok {
-		return fail("handshake", fmt.Errorf("%w: agent answered Hello with %s, want Challenge", ErrMalformed, m.Type()))
+	if _, ok := m.(*wire.Challenge); !ok {
+		return fail("handshake", fmt.Errorf("%w: agent answered Hello with %s, want Challenge", wire.ErrMalformed, m.Type()))
 	}
-	if err := c.write(&Auth{MAC: controllerProof(token, c.transcript)}); err != nil {
+	if err := c.write(&wire.Auth{MAC: controllerProof(token, c.transcript)}); err != nil {
 		return fail("handshake", err)
 	}
 	wantProof, key := agentProof(token, c.transcript), sessionKey(token, c.transcript)
@@ -149,23 +151,23 @@ func handshake(ctx context.Context, nc net.Conn, token []byte, cfg DialConfig) (
 	if err != nil {
 		return fail("authenticate", err)
 	}
-	ok, isOK := m.(*AuthOK)
+	ok, isOK := m.(*wire.AuthOK)
 	if !isOK {
-		return fail("authenticate", fmt.Errorf("%w: agent answered Auth with %s, want AuthOK", ErrMalformed, m.Type()))
+		return fail("authenticate", fmt.Errorf("%w: agent answered Auth with %s, want AuthOK", wire.ErrMalformed, m.Type()))
 	}
 	if !hmac.Equal(ok.MAC, wantProof) {
-		c.write(&Error{Code: CodeAuth, Fatal: true, Message: "the agent failed to prove it holds the token: wrong token on the agent, or not the agent you meant"})
+		c.write(&wire.Error{Code: wire.CodeAuth, Fatal: true, Message: "the agent failed to prove it holds the token: wrong token on the agent, or not the agent you meant"})
 		return nil, fmt.Errorf("%w: the agent failed to prove it holds the token; check that both sides use the same token file, and that the address is your agent's", ErrAuth)
 	}
 	c.setKey(key, false)
 	c.writeTimeout = cfg.PeerTimeout
 	nc.SetDeadline(time.Time{})
-	return &Client{cfg: cfg, c: c, info: ok.Agent, replies: make(chan Message, 4), done: make(chan struct{})}, nil
+	return &Client{cfg: cfg, c: c, info: ok.Agent, replies: make(chan wire.Message, 4), done: make(chan struct{})}, nil
 }
 
 // Info is what the agent said about itself at AuthOK: its limits, clock
 // synchronization, and the controller address it will send to.
-func (c *Client) Info() AgentInfo { return c.info }
+func (c *Client) Info() wire.AgentInfo { return c.info }
 
 // Done is closed when the session has ended; Err then says why.
 func (c *Client) Done() <-chan struct{} { return c.done }
@@ -209,7 +211,7 @@ func (c *Client) readLoop() {
 			var re *RemoteError
 			switch {
 			case errors.As(err, &re) && !re.Fatal:
-				m = &Error{Code: re.Code, Message: re.Message, TrialID: re.TrialID}
+				m = &wire.Error{Code: re.Code, Message: re.Message, TrialID: re.TrialID}
 			case errors.As(err, &re):
 				c.fail(re)
 				return
@@ -224,13 +226,13 @@ func (c *Client) readLoop() {
 				return
 			}
 		}
-		if _, ok := m.(*Keepalive); ok {
+		if _, ok := m.(*wire.Keepalive); ok {
 			continue
 		}
 		select {
 		case c.replies <- m:
 		default:
-			c.c.write(&Error{Code: CodeProtocol, Fatal: true, Message: "the agent sent messages nobody asked for"})
+			c.c.write(&wire.Error{Code: wire.CodeProtocol, Fatal: true, Message: "the agent sent messages nobody asked for"})
 			c.fail(fmt.Errorf("%w: the agent sent %s unasked", ErrAgentLost, m.Type()))
 			return
 		}
@@ -243,7 +245,7 @@ func (c *Client) keepaliveLoop() {
 	for {
 		select {
 		case <-t.C:
-			if err := c.c.write(&Keepalive{}); err != nil {
+			if err := c.c.write(&wire.Keepalive{}); err != nil {
 				c.fail(c.lost(err))
 				return
 			}
@@ -255,7 +257,7 @@ func (c *Client) keepaliveLoop() {
 
 // call sends req and waits for the answer of type want about trial id.
 // Answers of earlier, abandoned requests are skipped.
-func (c *Client) call(ctx context.Context, req Message, want Type, id uint64) (Message, error) {
+func (c *Client) call(ctx context.Context, req wire.Message, want wire.Type, id uint64) (wire.Message, error) {
 	c.callMu.Lock()
 	defer c.callMu.Unlock()
 	if err := c.Err(); err != nil {
@@ -270,7 +272,7 @@ func (c *Client) call(ctx context.Context, req Message, want Type, id uint64) (M
 	for {
 		select {
 		case m := <-c.replies:
-			if e, ok := m.(*Error); ok {
+			if e, ok := m.(*wire.Error); ok {
 				if e.TrialID == id || e.TrialID == 0 {
 					return nil, &RemoteError{Code: e.Code, Message: e.Message, TrialID: e.TrialID}
 				}
@@ -291,13 +293,13 @@ func (c *Client) call(ctx context.Context, req Message, want Type, id uint64) (M
 	}
 }
 
-func trialOf(m Message) uint64 {
+func trialOf(m wire.Message) uint64 {
 	switch m := m.(type) {
-	case *Ready:
+	case *wire.Ready:
 		return m.TrialID
-	case *Started:
+	case *wire.Started:
 		return m.TrialID
-	case *Results:
+	case *wire.Results:
 		return m.TrialID
 	}
 	return 0
@@ -306,21 +308,21 @@ func trialOf(m Message) uint64 {
 // Setup tells the agent about a trial; it answers once it is receiving,
 // with the UDP port it receives on. A setup that breaks the agent's policy
 // comes back as a *RemoteError matching ErrPolicy, naming the limit.
-func (c *Client) Setup(ctx context.Context, s TrialSetup) (Ready, error) {
-	if err := (&s).validate(); err != nil {
-		return Ready{}, err
+func (c *Client) Setup(ctx context.Context, s wire.TrialSetup) (wire.Ready, error) {
+	if err := (&s).Validate(); err != nil {
+		return wire.Ready{}, err
 	}
-	m, err := c.call(ctx, &s, TypeReady, s.TrialID)
+	m, err := c.call(ctx, &s, wire.TypeReady, s.TrialID)
 	if err != nil {
-		return Ready{}, err
+		return wire.Ready{}, err
 	}
-	return *m.(*Ready), nil
+	return *m.(*wire.Ready), nil
 }
 
 // Start starts the agent's side of trial id (its B->A senders) and returns
 // once they run.
 func (c *Client) Start(ctx context.Context, id uint64) error {
-	_, err := c.call(ctx, &Start{TrialID: id}, TypeStarted, id)
+	_, err := c.call(ctx, &wire.Start{TrialID: id}, wire.TypeStarted, id)
 	return err
 }
 
@@ -328,12 +330,12 @@ func (c *Client) Start(ctx context.Context, id uint64) error {
 // traffic and the settle wait) and returns the agent's counters. sent is
 // what the controller sent on each A->B stream, so the agent counts Lost and
 // LastLossNs; nil when it does not know.
-func (c *Client) Stop(ctx context.Context, id uint64, sent []StreamSent) (Results, error) {
-	m, err := c.call(ctx, &Stop{TrialID: id, Sent: sent}, TypeResults, id)
+func (c *Client) Stop(ctx context.Context, id uint64, sent []wire.StreamSent) (wire.Results, error) {
+	m, err := c.call(ctx, &wire.Stop{TrialID: id, Sent: sent}, wire.TypeResults, id)
 	if err != nil {
-		return Results{}, err
+		return wire.Results{}, err
 	}
-	return *m.(*Results), nil
+	return *m.(*wire.Results), nil
 }
 
 // Close ends the session: the agent stops any trial and listens again.

@@ -12,6 +12,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/rfc2544/rfc2544/trials/agent/wire"
 )
 
 // Directions of a keyed session, bound into every message MAC so a message
@@ -51,7 +53,7 @@ type conn struct {
 }
 
 func newConn(nc net.Conn) *conn {
-	return &conn{nc: nc, br: bufio.NewReaderSize(nc, 64<<10), version: Version, record: true}
+	return &conn{nc: nc, br: bufio.NewReaderSize(nc, 64<<10), version: wire.Version, record: true}
 }
 
 // setKey keys the session: from now on every message carries a MAC.
@@ -80,19 +82,19 @@ func sessionMAC(h hash.Hash, dir byte, seq uint64, msg []byte) []byte {
 }
 
 // write sends m.
-func (c *conn) write(m Message) error {
+func (c *conn) write(m wire.Message) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	var tail []byte
 	if c.wmac != nil {
-		tail = make([]byte, MACLen)
+		tail = make([]byte, wire.MACLen)
 	}
-	b, err := encode(c.version, m, tail)
+	b, err := wire.EncodeVersion(c.version, m, tail)
 	if err != nil {
 		return err
 	}
 	if c.wmac != nil {
-		n := len(b) - MACLen
+		n := len(b) - wire.MACLen
 		copy(b[n:], sessionMAC(c.wmac, c.wdir, c.wseq, b[:n]))
 		c.wseq++
 	} else if c.record {
@@ -110,44 +112,44 @@ func (c *conn) write(m Message) error {
 // read reads one message, waiting at most timeout (zero: the deadline
 // already set on the connection, if any). A peer Error message comes back as
 // a *RemoteError, also when it is of another protocol version.
-func (c *conn) read(timeout time.Duration) (Message, error) {
+func (c *conn) read(timeout time.Duration) (wire.Message, error) {
 	if timeout > 0 {
 		c.nc.SetReadDeadline(time.Now().Add(timeout))
 	}
-	var hb [HeaderLen]byte
+	var hb [wire.HeaderLen]byte
 	if _, err := io.ReadFull(c.br, hb[:]); err != nil {
 		return nil, err
 	}
-	limit := MaxHandshakeBody
+	limit := wire.MaxHandshakeBody
 	if c.rmac != nil {
-		limit = MaxBody + MACLen
+		limit = wire.MaxBody + wire.MACLen
 	}
-	h, err := parseHeader(hb[:], limit)
+	h, err := wire.ParseHeader(hb[:], limit)
 	if err != nil {
 		return nil, err
 	}
-	buf := make([]byte, HeaderLen+int(h.Length))
+	buf := make([]byte, wire.HeaderLen+int(h.Length))
 	copy(buf, hb[:])
-	if _, err := io.ReadFull(c.br, buf[HeaderLen:]); err != nil {
+	if _, err := io.ReadFull(c.br, buf[wire.HeaderLen:]); err != nil {
 		return nil, fmt.Errorf("read %s body: %w", h.Type, err)
 	}
-	body := buf[HeaderLen:]
+	body := buf[wire.HeaderLen:]
 	if c.rmac != nil {
-		if h.Version != Version {
-			return nil, &VersionError{Got: h.Version, Want: Version}
+		if h.Version != wire.Version {
+			return nil, &wire.VersionError{Got: h.Version, Want: wire.Version}
 		}
-		if len(body) < MACLen {
-			return nil, fmt.Errorf("%w: %s of %d bytes has no room for its MAC", ErrMalformed, h.Type, len(body))
+		if len(body) < wire.MACLen {
+			return nil, fmt.Errorf("%w: %s of %d bytes has no room for its MAC", wire.ErrMalformed, h.Type, len(body))
 		}
-		n := len(buf) - MACLen
+		n := len(buf) - wire.MACLen
 		if !hmac.Equal(buf[n:], sessionMAC(c.rmac, c.rdir, c.rseq, buf[:n])) {
 			return nil, fmt.Errorf("%w: %s number %d", ErrBadMAC, h.Type, c.rseq)
 		}
 		c.rseq++
-		body = body[:len(body)-MACLen]
+		body = body[:len(body)-wire.MACLen]
 	}
-	m, err := decodeBody(h, body)
-	if e, ok := m.(*Error); ok {
+	m, err := wire.DecodeBody(h, body)
+	if e, ok := m.(*wire.Error); ok {
 		re := &RemoteError{Code: e.Code, Message: e.Message, TrialID: e.TrialID, Fatal: e.Fatal}
 		if err != nil {
 			re.PeerVersion = h.Version
@@ -165,7 +167,7 @@ func (c *conn) read(timeout time.Duration) (Message, error) {
 
 // RemoteError is an Error message the peer sent.
 type RemoteError struct {
-	Code    Code
+	Code    wire.Code
 	Message string
 	TrialID uint64
 	// Fatal is set when the peer closed the session after it.
@@ -186,7 +188,7 @@ func (e *RemoteError) Error() string {
 		s = fmt.Sprintf("trial %d: %s", e.TrialID, s)
 	}
 	if e.PeerVersion != 0 {
-		s += fmt.Sprintf(" (peer speaks control protocol version %d, this side %d)", e.PeerVersion, Version)
+		s += fmt.Sprintf(" (peer speaks control protocol version %d, this side %d)", e.PeerVersion, wire.Version)
 	}
 	return s
 }
@@ -195,13 +197,13 @@ func (e *RemoteError) Error() string {
 func (e *RemoteError) Is(target error) bool {
 	switch target {
 	case ErrAuth:
-		return e.Code == CodeAuth
+		return e.Code == wire.CodeAuth
 	case ErrBusy:
-		return e.Code == CodeBusy
+		return e.Code == wire.CodeBusy
 	case ErrPolicy:
-		return e.Code == CodePolicy
+		return e.Code == wire.CodePolicy
 	case ErrVersion:
-		return e.Code == CodeVersion
+		return e.Code == wire.CodeVersion
 	}
 	return false
 }
@@ -219,18 +221,18 @@ var (
 	// ErrPolicy: the agent refused a trial that breaks its policy.
 	ErrPolicy = errors.New("refused by the agent's policy")
 	// ErrVersion: the peers speak different protocol versions.
-	ErrVersion = errors.New("protocol version mismatch")
+	ErrVersion = wire.ErrVersion
 )
 
 // errorFor maps a local read or handshake error to the Error message sent
 // to the peer before closing.
-func errorFor(err error) *Error {
-	var ve *VersionError
+func errorFor(err error) *wire.Error {
+	var ve *wire.VersionError
 	switch {
 	case errors.As(err, &ve):
-		return &Error{Code: CodeVersion, Message: ve.Error(), Fatal: true}
-	case errors.Is(err, ErrTooLong), errors.Is(err, ErrMalformed), errors.Is(err, ErrMagic), errors.Is(err, ErrBadMAC):
-		return &Error{Code: CodeProtocol, Message: err.Error(), Fatal: true}
+		return &wire.Error{Code: wire.CodeVersion, Message: ve.Error(), Fatal: true}
+	case errors.Is(err, wire.ErrTooLong), errors.Is(err, wire.ErrMalformed), errors.Is(err, wire.ErrMagic), errors.Is(err, ErrBadMAC):
+		return &wire.Error{Code: wire.CodeProtocol, Message: err.Error(), Fatal: true}
 	}
 	return nil
 }

@@ -6,7 +6,8 @@
 //
 // The protocol (PROTOCOL.md beside this file) is versioned messages over one
 // TCP connection: a 12-byte header (magic "2544", version, type, length) and
-// a strictly decoded JSON body of at most MaxBody bytes. A session starts
+// a strictly decoded JSON body of at most wire.MaxBody bytes; package wire holds
+// the messages, their bounds and their decoding. A session starts
 // with a challenge-response handshake over a shared secret (HMAC-SHA256 over
 // both sides' nonces and the transcript), after which every message carries
 // an HMAC under a per-session key and a sequence number, so nothing can be

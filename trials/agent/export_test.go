@@ -3,6 +3,8 @@ package agent
 import (
 	"net"
 	"time"
+
+	"github.com/rfc2544/rfc2544/trials/agent/wire"
 )
 
 // RawPeer is one side of a control connection driven message by message,
@@ -15,10 +17,10 @@ func NewRawPeer(nc net.Conn, version uint16) *RawPeer {
 	return &RawPeer{c}
 }
 
-func (p *RawPeer) Write(m Message) error                       { return p.c.write(m) }
-func (p *RawPeer) Read(timeout time.Duration) (Message, error) { return p.c.read(timeout) }
-func (p *RawPeer) Transcript() []byte                          { return append([]byte(nil), p.c.transcript...) }
-func (p *RawPeer) SetKey(key []byte, agentSide bool)           { p.c.setKey(key, agentSide) }
+func (p *RawPeer) Write(m wire.Message) error                       { return p.c.write(m) }
+func (p *RawPeer) Read(timeout time.Duration) (wire.Message, error) { return p.c.read(timeout) }
+func (p *RawPeer) Transcript() []byte                               { return append([]byte(nil), p.c.transcript...) }
+func (p *RawPeer) SetKey(key []byte, agentSide bool)                { p.c.setKey(key, agentSide) }
 
 var (
 	ControllerProof = controllerProof

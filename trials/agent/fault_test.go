@@ -13,6 +13,7 @@ import (
 	"github.com/rfc2544/rfc2544/trials"
 	"github.com/rfc2544/rfc2544/trials/agent"
 	"github.com/rfc2544/rfc2544/trials/agent/agenttest"
+	"github.com/rfc2544/rfc2544/trials/agent/wire"
 )
 
 // proxy forwards one TCP connection to target and can break it: freeze (a
@@ -225,7 +226,7 @@ func TestTrialDeadlines(t *testing.T) {
 	a.waitLog(t, "no Start from the controller by the trial's deadline")
 	err := c.Start(ctx, 1)
 	var re *agent.RemoteError
-	if !errors.As(err, &re) || re.Code != agent.CodeTimeout || re.TrialID != 1 {
+	if !errors.As(err, &re) || re.Code != wire.CodeTimeout || re.TrialID != 1 {
 		t.Errorf("Start after the deadline: %v, want the agent's timeout of trial 1", err)
 	}
 	// No Stop: the sender ends with the trial, the agent stops the trial
@@ -239,7 +240,7 @@ func TestTrialDeadlines(t *testing.T) {
 	s := <-a.fake.Started()
 	a.waitLog(t, "no Stop from the controller by the trial's deadline")
 	<-s.Done()
-	if _, err := c.Stop(ctx, 2, nil); !errors.As(err, &re) || re.Code != agent.CodeTimeout || re.TrialID != 2 {
+	if _, err := c.Stop(ctx, 2, nil); !errors.As(err, &re) || re.Code != wire.CodeTimeout || re.TrialID != 2 {
 		t.Errorf("Stop after the deadline: %v, want the agent's timeout of trial 2", err)
 	}
 	// The session is still good.
@@ -287,7 +288,7 @@ func TestTrafficFailure(t *testing.T) {
 	}
 	err := c.Start(ctx, 1)
 	var re *agent.RemoteError
-	if !errors.As(err, &re) || re.Code != agent.CodeTraffic || !strings.Contains(re.Message, "start sending: sendmmsg: no buffer space") {
+	if !errors.As(err, &re) || re.Code != wire.CodeTraffic || !strings.Contains(re.Message, "start sending: sendmmsg: no buffer space") {
 		t.Errorf("Start with a failing sender: %v", err)
 	}
 }
@@ -305,7 +306,7 @@ func TestShutdown(t *testing.T) {
 	<-s.Done()
 	<-c.Done()
 	var re *agent.RemoteError
-	if err := c.Err(); !errors.As(err, &re) || re.Code != agent.CodeShutdown {
+	if err := c.Err(); !errors.As(err, &re) || re.Code != wire.CodeShutdown {
 		t.Errorf("client error %v, want the agent's shutdown", err)
 	}
 	if _, err := net.Dial("tcp", a.addr); err == nil {
@@ -320,7 +321,7 @@ func TestReceiveOnlyTrial(t *testing.T) {
 	a := startAgent(t, func(c *agent.Config) { c.Policy.ClockSync = agent.ClockPTP })
 	c := dial(t, a.addr)
 	ctx := context.Background()
-	s := agent.TrialSetup{TrialID: 9, Spec: trials.Spec{FrameSize: 64, Streams: []trials.Stream{{ID: 4, Direction: trials.AtoB}},
+	s := wire.TrialSetup{TrialID: 9, Spec: trials.Spec{FrameSize: 64, Streams: []trials.Stream{{ID: 4, Direction: trials.AtoB}},
 		RateFPS: 100, Duration: time.Second}, AgentPort: 45000, Latency: agent.LatencyOneWay}
 	r, err := c.Setup(ctx, s)
 	if err != nil || r.AgentPort != 45000 {

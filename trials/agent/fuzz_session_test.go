@@ -11,6 +11,7 @@ import (
 	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/trials"
 	"github.com/rfc2544/rfc2544/trials/agent"
+	"github.com/rfc2544/rfc2544/trials/agent/wire"
 )
 
 // fuzzAgent is one agent per fuzzing process: the real Server with the
@@ -77,20 +78,20 @@ func (a *fuzzAgent) session(t *testing.T) *agent.RawPeer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := agent.NewRawPeer(nc, agent.Version)
-	if err := p.Write(&agent.Hello{Software: "fuzz", Nonce: newNonce()}); err != nil {
+	p := agent.NewRawPeer(nc, wire.Version)
+	if err := p.Write(&wire.Hello{Software: "fuzz", Nonce: newNonce()}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Read(5 * time.Second); err != nil {
 		t.Fatalf("challenge: %v", err)
 	}
-	if err := p.Write(&agent.Auth{MAC: agent.ControllerProof(token, p.Transcript())}); err != nil {
+	if err := p.Write(&wire.Auth{MAC: agent.ControllerProof(token, p.Transcript())}); err != nil {
 		t.Fatal(err)
 	}
 	key := agent.SessionKey(token, p.Transcript())
 	if m, err := p.Read(5 * time.Second); err != nil {
 		t.Fatalf("auth ok: %v", err)
-	} else if _, ok := m.(*agent.AuthOK); !ok {
+	} else if _, ok := m.(*wire.AuthOK); !ok {
 		t.Fatalf("got %s, want AuthOK", m.Type())
 	}
 	p.SetKey(key, false)
@@ -102,7 +103,7 @@ func (a *fuzzAgent) session(t *testing.T) *agent.RawPeer {
 // message, or the agent's Error. Any other failure fails the test: the
 // agent must answer every message of an authenticated controller, if only
 // with an Error, and never drop the connection without saying why.
-func (a *fuzzAgent) call(t *testing.T, m agent.Message) (agent.Message, *agent.RemoteError) {
+func (a *fuzzAgent) call(t *testing.T, m wire.Message) (wire.Message, *agent.RemoteError) {
 	t.Helper()
 	p := a.session(t)
 	if err := p.Write(m); err != nil {
@@ -120,7 +121,7 @@ func (a *fuzzAgent) call(t *testing.T, m agent.Message) (agent.Message, *agent.R
 		if err != nil {
 			t.Fatalf("%s: the agent failed without an Error: %v", m.Type(), err)
 		}
-		if _, ok := r.(*agent.Keepalive); !ok {
+		if _, ok := r.(*wire.Keepalive); !ok {
 			return r, nil
 		}
 	}
@@ -129,18 +130,18 @@ func (a *fuzzAgent) call(t *testing.T, m agent.Message) (agent.Message, *agent.R
 // withinBounds reports whether s is a setup the agent may accept: the
 // protocol's bounds and its 1 Mbit/s cap (checked independently of the
 // agent's own code).
-func withinBounds(s agent.TrialSetup) bool {
+func withinBounds(s wire.TrialSetup) bool {
 	sp := s.Spec
 	minFrame := 64
 	if sp.IPv6 {
 		minFrame = 84
 	}
-	if sp.FrameSize < minFrame || sp.FrameSize > framing.MaxJumbo || len(sp.Streams) > agent.MaxStreams {
+	if sp.FrameSize < minFrame || sp.FrameSize > framing.MaxJumbo || len(sp.Streams) > wire.MaxStreams {
 		return false
 	}
 	flows, ba := 0, 0
 	for _, st := range sp.Streams {
-		if st.Flows < 0 || st.Flows > agent.MaxFlows {
+		if st.Flows < 0 || st.Flows > wire.MaxFlows {
 			return false
 		}
 		flows += max(st.Flows, 1)
@@ -148,11 +149,11 @@ func withinBounds(s agent.TrialSetup) bool {
 			ba += max(st.Flows, 1)
 		}
 	}
-	if flows > agent.MaxFlows {
+	if flows > wire.MaxFlows {
 		return false
 	}
 	for _, d := range []time.Duration{sp.Duration, sp.Learning, sp.Settle, sp.TagAfter} {
-		if d < 0 || d > agent.MaxSpan {
+		if d < 0 || d > wire.MaxSpan {
 			return false
 		}
 	}
@@ -160,7 +161,7 @@ func withinBounds(s agent.TrialSetup) bool {
 	if rc := sp.RateChange; rc != nil {
 		rate = max(rate, rc.RateFPS)
 	}
-	if rate < 0 || rate > agent.MaxRateFPS || s.ReflectFPS < 0 || s.ReflectFPS > 1e9 {
+	if rate < 0 || rate > wire.MaxRateFPS || s.ReflectFPS < 0 || s.ReflectFPS > 1e9 {
 		return false
 	}
 	nBA := 0
@@ -174,7 +175,7 @@ func withinBounds(s agent.TrialSetup) bool {
 		return false
 	}
 	// Learning: one datagram per B->A flow, paced at the cap.
-	if ba > 0 && float64(ba-1)*bits/1e6 >= max(sp.Learning, agent.MinLearning).Seconds() {
+	if ba > 0 && float64(ba-1)*bits/1e6 >= max(sp.Learning, wire.MinLearning).Seconds() {
 		return false
 	}
 	return true
@@ -224,26 +225,26 @@ func FuzzSession(f *testing.F) {
 		if oneWay {
 			lat = agent.LatencyOneWay
 		}
-		s := &agent.TrialSetup{TrialID: id, Spec: sp, AgentPort: agentPort, ControllerPort: ctrlPort, Latency: lat, ReflectFPS: reflect}
+		s := &wire.TrialSetup{TrialID: id, Spec: sp, AgentPort: agentPort, ControllerPort: ctrlPort, Latency: lat, ReflectFPS: reflect}
 		m, re := a.call(t, s)
 		if re != nil {
 			return
 		}
-		if _, ok := m.(*agent.Ready); !ok {
+		if _, ok := m.(*wire.Ready); !ok {
 			t.Fatalf("TrialSetup: got %s, want Ready or an Error", m.Type())
 		}
 		if !withinBounds(*s) {
 			t.Fatalf("the agent accepted a trial outside its bounds or cap: %+v", *s)
 		}
-		if m, re = a.call(t, &agent.Start{TrialID: id}); re == nil {
-			if _, ok := m.(*agent.Started); !ok {
+		if m, re = a.call(t, &wire.Start{TrialID: id}); re == nil {
+			if _, ok := m.(*wire.Started); !ok {
 				t.Fatalf("Start: got %s, want Started or an Error", m.Type())
 			}
 		} else if re.Fatal {
 			return
 		}
-		if m, re = a.call(t, &agent.Stop{TrialID: id}); re == nil {
-			if _, ok := m.(*agent.Results); !ok {
+		if m, re = a.call(t, &wire.Stop{TrialID: id}); re == nil {
+			if _, ok := m.(*wire.Results); !ok {
 				t.Fatalf("Stop: got %s, want Results or an Error", m.Type())
 			}
 		}

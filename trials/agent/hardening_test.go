@@ -17,12 +17,13 @@ import (
 
 	"github.com/rfc2544/rfc2544/trials"
 	"github.com/rfc2544/rfc2544/trials/agent"
+	"github.com/rfc2544/rfc2544/trials/agent/wire"
 )
 
 // rawSession connects to the agent and authenticates by hand.
 func rawSession(t *testing.T, addr string) *agent.RawPeer {
 	t.Helper()
-	p := agent.NewRawPeer(rawConn(t, addr), agent.Version)
+	p := agent.NewRawPeer(rawConn(t, addr), wire.Version)
 	rawHandshake(t, p)
 	return p
 }
@@ -55,7 +56,7 @@ func TestSetupBoundsOverTheWire(t *testing.T) {
 	spec := func(size int, streams []trials.Stream) trials.Spec {
 		return trials.Spec{FrameSize: size, Streams: streams, RateFPS: 10, Duration: 200 * time.Millisecond, Settle: 10 * time.Millisecond}
 	}
-	many := make([]trials.Stream, agent.MaxStreams+1)
+	many := make([]trials.Stream, wire.MaxStreams+1)
 	for i := range many {
 		many[i] = trials.Stream{ID: uint16(i + 1), Direction: trials.AtoB}
 	}
@@ -87,13 +88,13 @@ func TestSetupBoundsOverTheWire(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := rawSession(t, a.addr)
-			setup := &agent.TrialSetup{TrialID: 1, Spec: tt.spec, ControllerPort: 40000, Latency: agent.LatencyRoundTrip}
+			setup := &wire.TrialSetup{TrialID: 1, Spec: tt.spec, ControllerPort: 40000, Latency: agent.LatencyRoundTrip}
 			if err := p.Write(setup); err != nil {
 				t.Fatal(err)
 			}
 			// The old agent answered Ready; make it Start too, where
 			// frame 20 and the flows panicked.
-			p.Write(&agent.Start{TrialID: 1})
+			p.Write(&wire.Start{TrialID: 1})
 			re := readRemoteError(t, p)
 			if !strings.Contains(re.Message, tt.want) {
 				t.Errorf("error %q, want it to contain %q", re.Message, tt.want)
@@ -106,7 +107,7 @@ func TestSetupBoundsOverTheWire(t *testing.T) {
 	// The agent still serves, and a good trial at the boundary runs.
 	c := dial(t, a.addr)
 	s := spec(framing9216(), ab)
-	if _, err := c.Setup(context.Background(), agent.TrialSetup{TrialID: 7, Spec: s, ControllerPort: 40000, Latency: agent.LatencyRoundTrip}); err != nil {
+	if _, err := c.Setup(context.Background(), wire.TrialSetup{TrialID: 7, Spec: s, ControllerPort: 40000, Latency: agent.LatencyRoundTrip}); err != nil {
 		t.Fatalf("a valid 9216-byte trial after the refusals: %v", err)
 	}
 	if _, err := c.Stop(context.Background(), 7, nil); err != nil {
@@ -129,7 +130,7 @@ func TestForeignOversizedDatagrams(t *testing.T) {
 	ctx := context.Background()
 	spec := trials.Spec{FrameSize: 128, Streams: []trials.Stream{{ID: 1, Direction: trials.AtoB}}, RateFPS: 1000, Duration: time.Second}
 	for id := uint64(1); id <= 3; id++ {
-		ready, err := c.Setup(ctx, agent.TrialSetup{TrialID: id, Spec: spec, ControllerPort: 40000, Latency: agent.LatencyRoundTrip})
+		ready, err := c.Setup(ctx, wire.TrialSetup{TrialID: id, Spec: spec, ControllerPort: 40000, Latency: agent.LatencyRoundTrip})
 		if err != nil {
 			t.Fatalf("trial %d: %v", id, err)
 		}
@@ -145,7 +146,7 @@ func TestForeignOversizedDatagrams(t *testing.T) {
 			}
 			u.Close()
 		}
-		res, err := c.Stop(ctx, id, []agent.StreamSent{{ID: 1, Sent: 0}})
+		res, err := c.Stop(ctx, id, []wire.StreamSent{{ID: 1, Sent: 0}})
 		if err != nil {
 			t.Fatalf("trial %d: %v", id, err)
 		}
@@ -198,8 +199,8 @@ func TestIdleHandshakesCounted(t *testing.T) {
 	// Two idle connections, each holding a handshake.
 	for range 2 {
 		nc := rawConn(t, a.addr)
-		p := agent.NewRawPeer(nc, agent.Version)
-		if err := p.Write(&agent.Hello{Nonce: newNonce()}); err != nil {
+		p := agent.NewRawPeer(nc, wire.Version)
+		if err := p.Write(&wire.Hello{Nonce: newNonce()}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := p.Read(5 * time.Second); err != nil { // Challenge: the handshake is in progress
@@ -208,9 +209,9 @@ func TestIdleHandshakesCounted(t *testing.T) {
 	}
 	// The third is refused before its handshake, though the first two
 	// have not timed out (the deadline is a minute).
-	p := agent.NewRawPeer(rawConn(t, a.addr), agent.Version)
+	p := agent.NewRawPeer(rawConn(t, a.addr), wire.Version)
 	re := readRemoteError(t, p)
-	if re.Code != agent.CodeRateLimited {
+	if re.Code != wire.CodeRateLimited {
 		t.Fatalf("third connection: %v, want rate-limited", re)
 	}
 	// A successful handshake is refunded: on an agent allowing one failure,

@@ -4,9 +4,10 @@ import (
 	"fmt"
 
 	"github.com/rfc2544/rfc2544/trials"
+	"github.com/rfc2544/rfc2544/trials/agent/wire"
 )
 
-// MergeResults combines the controller's side of a trial with the agent's
+// mergeResults combines the controller's side of a trial with the agent's
 // Results into the trial's trials.Result, for a Tester that pairs a local
 // UDP port A with a remote agent as port B.
 //
@@ -24,7 +25,7 @@ import (
 // none (Count 0, TaggedLatencyNs −1): one-way values across unsynchronized
 // clocks mean nothing. A trial either side marks tester-limited is
 // tester-limited, the agent's reasons prefixed with "agent: ".
-func MergeResults(mode LatencyMode, local trials.Result, remote Results) (trials.Result, error) {
+func mergeResults(mode LatencyMode, local trials.Result, remote wire.Results) (trials.Result, error) {
 	out := local
 	out.Streams = nil
 	find := func(rs []trials.StreamResult, id uint16) (trials.StreamResult, bool) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rfc2544/rfc2544/trials"
+	"github.com/rfc2544/rfc2544/trials/agent/wire"
 )
 
 func TestMergeResults(t *testing.T) {
@@ -21,7 +22,7 @@ func TestMergeResults(t *testing.T) {
 		// B->A: what the controller received from the agent.
 		{ID: 2, Direction: trials.BtoA, Received: 1000, Reordered: 1, Latency: oneWayLocal, TaggedLatencyNs: 1e6, LastLossNs: -1},
 	}}
-	remote := Results{TrialID: 4, Streams: []trials.StreamResult{
+	remote := wire.Results{TrialID: 4, Streams: []trials.StreamResult{
 		{ID: 2, Direction: trials.BtoA, Sent: 1000, IntendedFPS: 1000, OfferedFPS: 998, TxSeconds: 1.001, TaggedLatencyNs: -1, LastLossNs: -1},
 		{ID: 1, Direction: trials.AtoB, Received: 990, Lost: 10, Duplicate: 2, Late: 1, KernelDrops: 0, Latency: oneWayAgent, TaggedLatencyNs: 1e6, LastLossNs: 5e8},
 	}}
@@ -45,7 +46,7 @@ func TestMergeResults(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := MergeResults(tc.mode, local, remote)
+			got, err := mergeResults(tc.mode, local, remote)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +63,7 @@ func TestMergeResults(t *testing.T) {
 		r.TesterLimited, r.TesterLimitReason = true, "stream 2: generator offered 800 fps"
 		l := local
 		l.TesterLimited, l.TesterLimitReason = true, "port A: receiver dropped 3 frames"
-		got, err := MergeResults(LatencyRoundTrip, l, r)
+		got, err := mergeResults(LatencyRoundTrip, l, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +74,7 @@ func TestMergeResults(t *testing.T) {
 	t.Run("missing stream", func(t *testing.T) {
 		r := remote
 		r.Streams = r.Streams[:1]
-		if _, err := MergeResults(LatencyRoundTrip, local, r); err == nil || !strings.Contains(err.Error(), "stream 1: no counters from the agent") {
+		if _, err := mergeResults(LatencyRoundTrip, local, r); err == nil || !strings.Contains(err.Error(), "stream 1: no counters from the agent") {
 			t.Errorf("error %v", err)
 		}
 	})
@@ -81,7 +82,7 @@ func TestMergeResults(t *testing.T) {
 		r := remote
 		r.Streams = append([]trials.StreamResult(nil), r.Streams...)
 		r.Streams[1].Received = 1005
-		got, _ := MergeResults(LatencyRoundTrip, local, r)
+		got, _ := mergeResults(LatencyRoundTrip, local, r)
 		if s := got.Streams[0]; s.Received != 1000 || s.Lost != 0 {
 			t.Errorf("received %d lost %d, want 1000 and 0", s.Received, s.Lost)
 		}

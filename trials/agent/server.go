@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/trials"
+	"github.com/rfc2544/rfc2544/trials/agent/wire"
 )
 
 // Defaults of Config and DialConfig.
@@ -146,7 +147,7 @@ func (c Config) Validate() error {
 	if c.Traffic == nil {
 		return errors.New("agent config traffic: not set")
 	}
-	if !finite(c.Policy.MaxRateBps) || c.Policy.MaxRateBps <= 0 {
+	if !wire.Finite(c.Policy.MaxRateBps) || c.Policy.MaxRateBps <= 0 {
 		return fmt.Errorf("agent max rate %g bit/s: must be positive, e.g. 1G", c.Policy.MaxRateBps)
 	}
 	if c.Policy.ClockSync != "" && c.Policy.ClockSync != ClockNone && c.Policy.ClockSync != ClockPTP {
@@ -207,8 +208,8 @@ func NewServer(cfg Config) (*Server, error) {
 }
 
 // info is what the server tells a controller at AuthOK.
-func (s *Server) info(peer netip.AddrPort) AgentInfo {
-	return AgentInfo{
+func (s *Server) info(peer netip.AddrPort) wire.AgentInfo {
+	return wire.AgentInfo{
 		Software:          s.cfg.Software,
 		PeerAddr:          peer.Addr().String(),
 		MaxRateBps:        s.cfg.Policy.MaxRateBps,
@@ -273,7 +274,7 @@ func addrPortOf(a net.Addr) netip.AddrPort {
 }
 
 // refuse sends e unkeyed and gives the peer a moment to read it.
-func refuse(nc net.Conn, version uint16, e *Error) {
+func refuse(nc net.Conn, version uint16, e *wire.Error) {
 	e.Fatal = true
 	c := newConn(nc)
 	c.version = version
@@ -296,7 +297,7 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	// with the count of those not logged.
 	if ok, retry, _, _ := s.lim.allow(peer.Addr()); !ok {
 		s.refused(log, "refused: too many failed authentications from this address", "retry_in", retry.Round(time.Second))
-		refuse(nc, Version, &Error{Code: CodeRateLimited,
+		refuse(nc, wire.Version, &wire.Error{Code: wire.CodeRateLimited,
 			Message: fmt.Sprintf("too many failed authentications from %s: try again in %v with the right token", peer.Addr(), retry.Round(time.Second))})
 		return
 	}
@@ -309,7 +310,7 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	s.mu.Unlock()
 	if !perAddr {
 		s.refused(log, "refused: too many handshakes in progress from this address", "max_per_address", s.cfg.MaxHandshakesPerAddr)
-		refuse(nc, Version, &Error{Code: CodeBusy, Message: fmt.Sprintf("too many handshakes in progress from %s (at most %d); finish or close them first",
+		refuse(nc, wire.Version, &wire.Error{Code: wire.CodeBusy, Message: fmt.Sprintf("too many handshakes in progress from %s (at most %d); finish or close them first",
 			peer.Addr(), s.cfg.MaxHandshakesPerAddr)})
 		return
 	}
@@ -325,7 +326,7 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	default:
 		unclaim()
 		s.refused(log, "refused: too many handshakes in progress", "max", s.cfg.MaxHandshakes)
-		refuse(nc, Version, &Error{Code: CodeBusy, Message: "too many handshakes in progress; try again in a few seconds"})
+		refuse(nc, wire.Version, &wire.Error{Code: wire.CodeBusy, Message: "too many handshakes in progress; try again in a few seconds"})
 		return
 	}
 	slots := sync.OnceFunc(func() { <-s.hs; unclaim() })
@@ -392,7 +393,7 @@ func (s *Server) handshake(ctx context.Context, nc net.Conn, peer netip.AddrPort
 			c.write(e)
 		} else if errors.Is(err, os.ErrDeadlineExceeded) {
 			err = fmt.Errorf("no complete handshake within %v: %w", s.cfg.HandshakeTimeout, err)
-			c.write(&Error{Code: CodeTimeout, Message: err.Error(), Fatal: true})
+			c.write(&wire.Error{Code: wire.CodeTimeout, Message: err.Error(), Fatal: true})
 		}
 		return nil, helloInfo{}, err
 	}
@@ -400,13 +401,13 @@ func (s *Server) handshake(ctx context.Context, nc net.Conn, peer netip.AddrPort
 	if err != nil {
 		return fail(fmt.Errorf("read hello: %w", err))
 	}
-	hello, ok := m.(*Hello)
+	hello, ok := m.(*wire.Hello)
 	if !ok {
-		return fail(fmt.Errorf("%w: first message %s, want Hello", ErrMalformed, m.Type()))
+		return fail(fmt.Errorf("%w: first message %s, want Hello", wire.ErrMalformed, m.Type()))
 	}
-	var nonce [NonceLen]byte
+	var nonce [wire.NonceLen]byte
 	rand.Read(nonce[:])
-	if err := c.write(&Challenge{Nonce: nonce[:]}); err != nil {
+	if err := c.write(&wire.Challenge{Nonce: nonce[:]}); err != nil {
 		return nil, helloInfo{}, err
 	}
 	n := len(c.transcript)
@@ -414,12 +415,12 @@ func (s *Server) handshake(ctx context.Context, nc net.Conn, peer netip.AddrPort
 	if err != nil {
 		return fail(fmt.Errorf("read auth: %w", err))
 	}
-	auth, ok := m.(*Auth)
+	auth, ok := m.(*wire.Auth)
 	if !ok {
-		return fail(fmt.Errorf("%w: message %s after Challenge, want Auth", ErrMalformed, m.Type()))
+		return fail(fmt.Errorf("%w: message %s after Challenge, want Auth", wire.ErrMalformed, m.Type()))
 	}
 	if !hmac.Equal(auth.MAC, controllerProof(s.cfg.Token, c.transcript[:n])) {
-		c.write(&Error{Code: CodeAuth, Fatal: true,
+		c.write(&wire.Error{Code: wire.CodeAuth, Fatal: true,
 			Message: "authentication failed: the controller's token does not match the agent's --token-file (the attempt is logged and rate-limited)"})
 		return nil, helloInfo{}, fmt.Errorf("%w: wrong token (controller %q)", ErrAuth, hello.Software)
 	}
@@ -430,13 +431,13 @@ func (s *Server) handshake(ctx context.Context, nc net.Conn, peer netip.AddrPort
 	nc.SetWriteDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
 	if holder.IsValid() {
 		s.refused(s.log, "refused: busy", "peer", peer.String(), "session_of", holder.String())
-		c.write(&Error{Code: CodeBusy, Fatal: true,
+		c.write(&wire.Error{Code: wire.CodeBusy, Fatal: true,
 			Message: fmt.Sprintf("agent busy: serving controller %s since %s; one session at a time, try again when its run ends",
 				holder, since.UTC().Format(time.RFC3339))})
 		return nil, helloInfo{}, ErrBusy
 	}
 	key := sessionKey(s.cfg.Token, c.transcript)
-	if err := c.write(&AuthOK{MAC: agentProof(s.cfg.Token, c.transcript), Agent: s.info(peer)}); err != nil {
+	if err := c.write(&wire.AuthOK{MAC: agentProof(s.cfg.Token, c.transcript), Agent: s.info(peer)}); err != nil {
 		s.release()
 		return nil, helloInfo{}, err
 	}
@@ -502,7 +503,7 @@ type session struct {
 
 // activeTrial is the trial in progress.
 type activeTrial struct {
-	setup   TrialSetup
+	setup   wire.TrialSetup
 	tr      Trial
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -513,7 +514,7 @@ type activeTrial struct {
 }
 
 type inbound struct {
-	m   Message
+	m   wire.Message
 	err error
 }
 
@@ -559,7 +560,7 @@ func (se *session) run(ctx context.Context) string {
 		for {
 			select {
 			case <-t.C:
-				if err := se.c.write(&Keepalive{}); err != nil {
+				if err := se.c.write(&wire.Keepalive{}); err != nil {
 					kaErr <- err
 					return
 				}
@@ -572,8 +573,8 @@ func (se *session) run(ctx context.Context) string {
 	defer idle.Stop()
 	total := time.NewTimer(cfg.SessionTimeout)
 	defer total.Stop()
-	fatal := func(code Code, msg string) string {
-		se.c.write(&Error{Code: code, Message: msg, Fatal: true})
+	fatal := func(code wire.Code, msg string) string {
+		se.c.write(&wire.Error{Code: code, Message: msg, Fatal: true})
 		return msg
 	}
 	for {
@@ -586,7 +587,7 @@ func (se *session) run(ctx context.Context) string {
 			if r.err != nil {
 				return se.readFailed(r.err)
 			}
-			if _, ok := r.m.(*Keepalive); ok {
+			if _, ok := r.m.(*wire.Keepalive); ok {
 				continue
 			}
 			idle.Reset(cfg.IdleTimeout)
@@ -602,15 +603,15 @@ func (se *session) run(ctx context.Context) string {
 			se.stopTrial("deadline")
 			msg := fmt.Sprintf("no %s from the controller by the trial's deadline: the agent stopped the trial's traffic", what)
 			se.log.Warn("trial stopped", "trial", t.setup.TrialID, "reason", msg)
-			se.c.write(&Error{Code: CodeTimeout, TrialID: t.setup.TrialID, Message: msg})
+			se.c.write(&wire.Error{Code: wire.CodeTimeout, TrialID: t.setup.TrialID, Message: msg})
 		case err := <-kaErr:
 			return "controller lost: keepalive not sent: " + err.Error()
 		case <-idle.C:
-			return fatal(CodeTimeout, fmt.Sprintf("session idle for %v with no trial: the agent ended it", cfg.IdleTimeout))
+			return fatal(wire.CodeTimeout, fmt.Sprintf("session idle for %v with no trial: the agent ended it", cfg.IdleTimeout))
 		case <-total.C:
-			return fatal(CodeTimeout, fmt.Sprintf("session reached the agent's session timeout of %v: the agent ended it", cfg.SessionTimeout))
+			return fatal(wire.CodeTimeout, fmt.Sprintf("session reached the agent's session timeout of %v: the agent ended it", cfg.SessionTimeout))
 		case <-ctx.Done():
-			return fatal(CodeShutdown, "the agent is shutting down")
+			return fatal(wire.CodeShutdown, "the agent is shutting down")
 		}
 	}
 }
@@ -640,7 +641,7 @@ func (se *session) readFailed(err error) string {
 // A panic while serving the message (a bug: every wire field is bounded
 // before use) ends the session with an Error, not the agent: it is the last
 // line of defence, logged with its stack.
-func (se *session) handle(ctx context.Context, m Message) (reason string) {
+func (se *session) handle(ctx context.Context, m wire.Message) (reason string) {
 	defer func() {
 		if p := recover(); p != nil {
 			se.log.Error("internal error: the agent ends the session", "panic", fmt.Sprint(p), "message", m.Type().String(), "stack", string(debug.Stack()))
@@ -649,49 +650,49 @@ func (se *session) handle(ctx context.Context, m Message) (reason string) {
 				se.stopTrial("internal error")
 			}()
 			se.trial = nil
-			se.c.write(&Error{Code: CodeProtocol, Fatal: true,
+			se.c.write(&wire.Error{Code: wire.CodeProtocol, Fatal: true,
 				Message: fmt.Sprintf("agent internal error serving %s: the agent ended the session (its log has the details)", m.Type())})
 			reason = fmt.Sprintf("internal error serving %s: %v", m.Type(), p)
 		}
 	}()
-	reply := func(r Message) string {
+	reply := func(r wire.Message) string {
 		if err := se.c.write(r); err != nil {
 			return "controller lost: " + err.Error()
 		}
 		return ""
 	}
-	deny := func(id uint64, code Code, format string, a ...any) string {
+	deny := func(id uint64, code wire.Code, format string, a ...any) string {
 		msg := fmt.Sprintf(format, a...)
 		se.log.Warn("refused", "trial", id, "code", code, "reason", msg)
-		return reply(&Error{Code: code, TrialID: id, Message: msg})
+		return reply(&wire.Error{Code: code, TrialID: id, Message: msg})
 	}
 	t := se.trial
 	switch m := m.(type) {
-	case *TrialSetup:
+	case *wire.TrialSetup:
 		if t != nil {
-			return deny(m.TrialID, CodeProtocol, "TrialSetup for trial %d while trial %d is in progress; Stop it first", m.TrialID, t.setup.TrialID)
+			return deny(m.TrialID, wire.CodeProtocol, "TrialSetup for trial %d while trial %d is in progress; Stop it first", m.TrialID, t.setup.TrialID)
 		}
 		if err := se.s.cfg.Policy.Check(*m); err != nil {
-			return deny(m.TrialID, CodePolicy, "%v", err)
+			return deny(m.TrialID, wire.CodePolicy, "%v", err)
 		}
 		return reply(se.setup(ctx, m))
-	case *Start:
+	case *wire.Start:
 		if t == nil || t.setup.TrialID != m.TrialID || t.started {
-			return deny(m.TrialID, CodeProtocol, "Start for trial %d: %s", m.TrialID, se.stateText())
+			return deny(m.TrialID, wire.CodeProtocol, "Start for trial %d: %s", m.TrialID, se.stateText())
 		}
 		if err := se.startTrial(); err != nil {
 			se.stopTrial("start failed")
-			return deny(m.TrialID, CodeTraffic, "start sending: %v", err)
+			return deny(m.TrialID, wire.CodeTraffic, "start sending: %v", err)
 		}
-		return reply(&Started{TrialID: m.TrialID})
-	case *Stop:
+		return reply(&wire.Started{TrialID: m.TrialID})
+	case *wire.Stop:
 		if t == nil || t.setup.TrialID != m.TrialID {
-			return deny(m.TrialID, CodeProtocol, "Stop for trial %d: %s", m.TrialID, se.stateText())
+			return deny(m.TrialID, wire.CodeProtocol, "Stop for trial %d: %s", m.TrialID, se.stateText())
 		}
 		return reply(se.stopTrial("stop", m.Sent...))
 	}
 	msg := fmt.Sprintf("unexpected %s message from the controller in a session", m.Type())
-	se.c.write(&Error{Code: CodeProtocol, Message: msg, Fatal: true})
+	se.c.write(&wire.Error{Code: wire.CodeProtocol, Message: msg, Fatal: true})
 	return "protocol error: " + msg
 }
 
@@ -707,9 +708,9 @@ func (se *session) stateText() string {
 }
 
 // setup starts receiving for a trial; it returns Ready or an Error.
-func (se *session) setup(ctx context.Context, m *TrialSetup) Message {
+func (se *session) setup(ctx context.Context, m *wire.TrialSetup) wire.Message {
 	p := se.s.cfg.Policy
-	length := TrialLength(*m)
+	length := wire.TrialLength(*m)
 	tr := Trial{
 		ID:         m.TrialID,
 		Spec:       m.Spec,
@@ -732,14 +733,14 @@ func (se *session) setup(ctx context.Context, m *TrialSetup) Message {
 		if err != nil {
 			cancel()
 			se.log.Warn("trial refused: receiver failed", "trial", m.TrialID, "err", err)
-			return &Error{Code: CodeTraffic, TrialID: m.TrialID, Message: fmt.Sprintf("start receiving: %v", err)}
+			return &wire.Error{Code: wire.CodeTraffic, TrialID: m.TrialID, Message: fmt.Sprintf("start receiving: %v", err)}
 		}
 	}
 	se.trials++
 	se.trial = &activeTrial{setup: *m, tr: tr, ctx: tctx, cancel: cancel, recv: recv, timer: time.NewTimer(se.s.cfg.StartTimeout)}
 	se.log.Info("trial set up", "trial", m.TrialID, "frame_size", m.Spec.FrameSize, "rate_fps", m.Spec.RateFPS,
 		"streams", len(m.Spec.Streams), "duration", m.Spec.Duration, "latency", m.Latency, "send_to", tr.Peer.String())
-	r := &Ready{TrialID: m.TrialID}
+	r := &wire.Ready{TrialID: m.TrialID}
 	if recv != nil {
 		r.AgentPort = recv.Port()
 	}
@@ -750,7 +751,7 @@ func (se *session) setup(ctx context.Context, m *TrialSetup) Message {
 func (se *session) startTrial() error {
 	t := se.trial
 	t.started = true
-	length := TrialLength(t.setup)
+	length := wire.TrialLength(t.setup)
 	t.timer.Reset(length + se.s.cfg.StopGrace)
 	// Sending must end with the trial, whatever the transport does.
 	if d := time.Now().Add(length + time.Second); d.Before(t.tr.Deadline) {
@@ -773,7 +774,7 @@ func (se *session) startTrial() error {
 // stopTrial stops the trial's sender first, then its receiver, and returns
 // the agent's Results (or an Error when the transport failed). It does
 // nothing without a trial.
-func (se *session) stopTrial(why string, sent ...StreamSent) Message {
+func (se *session) stopTrial(why string, sent ...wire.StreamSent) wire.Message {
 	t := se.trial
 	if t == nil {
 		return nil
@@ -781,7 +782,7 @@ func (se *session) stopTrial(why string, sent ...StreamSent) Message {
 	se.trial = nil
 	t.timer.Stop()
 	t.cancel()
-	res := &Results{TrialID: t.setup.TrialID}
+	res := &wire.Results{TrialID: t.setup.TrialID}
 	byID := [2]map[uint16]trials.StreamResult{{}, {}} // A->B from the receiver, B->A from the sender
 	var errs []error
 	var reasons []string
@@ -841,7 +842,7 @@ func (se *session) stopTrial(why string, sent ...StreamSent) Message {
 	}
 	se.log.Info("trial stopped", "trial", t.setup.TrialID, "why", why)
 	if err := errors.Join(errs...); err != nil {
-		return &Error{Code: CodeTraffic, TrialID: t.setup.TrialID, Message: fmt.Sprintf("agent traffic: %v", err)}
+		return &wire.Error{Code: wire.CodeTraffic, TrialID: t.setup.TrialID, Message: fmt.Sprintf("agent traffic: %v", err)}
 	}
 	return res
 }

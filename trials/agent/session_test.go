@@ -22,6 +22,7 @@ import (
 	"github.com/rfc2544/rfc2544/trials"
 	"github.com/rfc2544/rfc2544/trials/agent"
 	"github.com/rfc2544/rfc2544/trials/agent/agenttest"
+	"github.com/rfc2544/rfc2544/trials/agent/wire"
 )
 
 var (
@@ -143,8 +144,8 @@ func dial(t *testing.T, addr string) *agent.Client {
 	return c
 }
 
-func bidirSetup(id uint64, d time.Duration) agent.TrialSetup {
-	return agent.TrialSetup{TrialID: id, Spec: trials.Spec{
+func bidirSetup(id uint64, d time.Duration) wire.TrialSetup {
+	return wire.TrialSetup{TrialID: id, Spec: trials.Spec{
 		FrameSize: 512,
 		Streams:   []trials.Stream{{ID: 1, Direction: trials.AtoB}, {ID: 2, Direction: trials.BtoA}},
 		RateFPS:   1000, Duration: d, Settle: 100 * time.Millisecond,
@@ -156,7 +157,7 @@ func TestTrialExchange(t *testing.T) {
 	a := startAgent(t, nil)
 	c := dial(t, a.addr)
 	info := c.Info()
-	if d := cmp.Diff(agent.AgentInfo{Software: "agent-under-test", PeerAddr: "127.0.0.1", MaxRateBps: 1e9, MaxDuration: int64(time.Minute),
+	if d := cmp.Diff(wire.AgentInfo{Software: "agent-under-test", PeerAddr: "127.0.0.1", MaxRateBps: 1e9, MaxDuration: int64(time.Minute),
 		ClockSync: agent.ClockNone, KeepaliveInterval: int64(agent.DefaultKeepaliveInterval), PeerTimeout: int64(agent.DefaultPeerTimeout),
 		IdleTimeout: int64(agent.DefaultIdleTimeout), SessionTimeout: int64(agent.DefaultSessionTimeout)}, info); d != "" {
 		t.Errorf("agent info (-want +got):\n%s", d)
@@ -168,7 +169,7 @@ func TestTrialExchange(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trial %d: Setup: %v", id, err)
 		}
-		if d := cmp.Diff(agent.Ready{TrialID: id, AgentPort: 40000}, ready); d != "" {
+		if d := cmp.Diff(wire.Ready{TrialID: id, AgentPort: 40000}, ready); d != "" {
 			t.Errorf("ready (-want +got):\n%s", d)
 		}
 		if err := c.Start(ctx, id); err != nil {
@@ -179,11 +180,11 @@ func TestTrialExchange(t *testing.T) {
 		if _, why := s.StoppedAt(); why != "done" {
 			t.Errorf("fake sender stopped by %q, want done", why)
 		}
-		res, err := c.Stop(ctx, id, []agent.StreamSent{{ID: 1, Sent: 205}})
+		res, err := c.Stop(ctx, id, []wire.StreamSent{{ID: 1, Sent: 205}})
 		if err != nil {
 			t.Fatalf("trial %d: Stop: %v", id, err)
 		}
-		want := agent.Results{TrialID: id, Streams: []trials.StreamResult{
+		want := wire.Results{TrialID: id, Streams: []trials.StreamResult{
 			{ID: 1, Direction: trials.AtoB, Received: 200, Lost: 5, TaggedLatencyNs: -1, LastLossNs: int64(200 * time.Millisecond)},
 			{ID: 2, Direction: trials.BtoA, IntendedFPS: 1000, Sent: 200, TaggedLatencyNs: -1, LastLossNs: -1},
 		}, Reflected: 2, Paths: trials.Paths{Transport: "fake", TX: "fake", RX: "fake", Timestamps: "fake"}}
@@ -221,25 +222,25 @@ func rawConn(t *testing.T, addr string) net.Conn {
 }
 
 func newNonce() []byte {
-	b := make([]byte, agent.NonceLen)
+	b := make([]byte, wire.NonceLen)
 	rand.Read(b)
 	return b
 }
 
 // rawHandshake does a correct handshake by hand, keyed as a controller,
 // and returns the Hello and Auth it sent.
-func rawHandshake(t *testing.T, p *agent.RawPeer) (*agent.Hello, *agent.Auth) {
+func rawHandshake(t *testing.T, p *agent.RawPeer) (*wire.Hello, *wire.Auth) {
 	t.Helper()
-	hello := &agent.Hello{Software: "raw", Nonce: newNonce()}
+	hello := &wire.Hello{Software: "raw", Nonce: newNonce()}
 	if err := p.Write(hello); err != nil {
 		t.Fatal(err)
 	}
 	if m, err := p.Read(time.Second); err != nil {
 		t.Fatalf("challenge: %v", err)
-	} else if _, ok := m.(*agent.Challenge); !ok {
+	} else if _, ok := m.(*wire.Challenge); !ok {
 		t.Fatalf("got %s, want Challenge", m.Type())
 	}
-	auth := &agent.Auth{MAC: agent.ControllerProof(token, p.Transcript())}
+	auth := &wire.Auth{MAC: agent.ControllerProof(token, p.Transcript())}
 	if err := p.Write(auth); err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +249,7 @@ func rawHandshake(t *testing.T, p *agent.RawPeer) (*agent.Hello, *agent.Auth) {
 	if err != nil {
 		t.Fatalf("auth ok: %v", err)
 	}
-	if _, ok := m.(*agent.AuthOK); !ok {
+	if _, ok := m.(*wire.AuthOK); !ok {
 		t.Fatalf("got %s, want AuthOK", m.Type())
 	}
 	p.SetKey(key, false)
@@ -268,7 +269,7 @@ func readRemoteError(t *testing.T, p *agent.RawPeer) *agent.RemoteError {
 		if err != nil {
 			t.Fatalf("want an Error message from the peer, got error %v", err)
 		}
-		if _, ok := m.(*agent.Keepalive); !ok {
+		if _, ok := m.(*wire.Keepalive); !ok {
 			t.Fatalf("want an Error message from the peer, got %s", m.Type())
 		}
 	}
@@ -281,103 +282,103 @@ func TestAgentRefuses(t *testing.T) {
 	tests := []struct {
 		name   string
 		script func(t *testing.T, a *testAgent, nc net.Conn) *agent.RemoteError
-		code   agent.Code
+		code   wire.Code
 		msg    string // in the Error message the controller reads
 		log    string // in the agent's log
 	}{
 		{
 			name: "wrong token",
 			script: func(t *testing.T, a *testAgent, nc net.Conn) *agent.RemoteError {
-				p := agent.NewRawPeer(nc, agent.Version)
-				p.Write(&agent.Hello{Nonce: newNonce()})
+				p := agent.NewRawPeer(nc, wire.Version)
+				p.Write(&wire.Hello{Nonce: newNonce()})
 				p.Read(time.Second)
-				p.Write(&agent.Auth{MAC: agent.ControllerProof([]byte("not-the-token-0123456789"), p.Transcript())})
+				p.Write(&wire.Auth{MAC: agent.ControllerProof([]byte("not-the-token-0123456789"), p.Transcript())})
 				return readRemoteError(t, p)
 			},
-			code: agent.CodeAuth, msg: "authentication failed: the controller's token does not match the agent's --token-file",
+			code: wire.CodeAuth, msg: "authentication failed: the controller's token does not match the agent's --token-file",
 			log: "handshake failed", // + wrong token, checked below
 		},
 		{
 			name: "no token",
 			script: func(t *testing.T, a *testAgent, nc net.Conn) *agent.RemoteError {
-				p := agent.NewRawPeer(nc, agent.Version)
-				p.Write(&agent.Hello{Nonce: newNonce()})
+				p := agent.NewRawPeer(nc, wire.Version)
+				p.Write(&wire.Hello{Nonce: newNonce()})
 				p.Read(time.Second)
 				// An Auth without a MAC: written by hand, as Write refuses nothing.
 				body := `{"mac":""}`
-				nc.Write(append(header(agent.Version, 3, len(body)), body...))
+				nc.Write(append(header(wire.Version, 3, len(body)), body...))
 				return readRemoteError(t, p)
 			},
-			code: agent.CodeProtocol, msg: "auth mac: 0 bytes, want 32", log: "auth mac: 0 bytes, want 32",
+			code: wire.CodeProtocol, msg: "auth mac: 0 bytes, want 32", log: "auth mac: 0 bytes, want 32",
 		},
 		{
 			name: "replayed handshake",
 			script: func(t *testing.T, a *testAgent, nc net.Conn) *agent.RemoteError {
 				// A good handshake, recorded...
 				first := rawConn(t, a.addr)
-				hello, auth := rawHandshake(t, agent.NewRawPeer(first, agent.Version))
+				hello, auth := rawHandshake(t, agent.NewRawPeer(first, wire.Version))
 				first.Close()
 				a.waitLog(t, `msg="session ended"`) // the slot is free again
 				// ...replayed on a new connection: the agent's new nonce
 				// makes the recorded proof wrong.
-				p := agent.NewRawPeer(nc, agent.Version)
+				p := agent.NewRawPeer(nc, wire.Version)
 				p.Write(hello)
 				p.Read(time.Second)
 				p.Write(auth)
 				return readRemoteError(t, p)
 			},
-			code: agent.CodeAuth, msg: "authentication failed", log: "wrong token",
+			code: wire.CodeAuth, msg: "authentication failed", log: "wrong token",
 		},
 		{
 			name: "oversized message",
 			script: func(t *testing.T, a *testAgent, nc net.Conn) *agent.RemoteError {
-				nc.Write(header(agent.Version, 1, agent.MaxBody+1))
-				return readRemoteError(t, agent.NewRawPeer(nc, agent.Version))
+				nc.Write(header(wire.Version, 1, wire.MaxBody+1))
+				return readRemoteError(t, agent.NewRawPeer(nc, wire.Version))
 			},
-			code: agent.CodeProtocol, msg: "Hello of 1048577 bytes, above the handshake limit of 16384 bytes", log: "message too long",
+			code: wire.CodeProtocol, msg: "Hello of 1048577 bytes, above the handshake limit of 16384 bytes", log: "message too long",
 		},
 		{
 			name: "malformed message",
 			script: func(t *testing.T, a *testAgent, nc net.Conn) *agent.RemoteError {
 				body := `{"software":1,"nonce":""}`
-				nc.Write(append(header(agent.Version, 1, len(body)), body...))
-				return readRemoteError(t, agent.NewRawPeer(nc, agent.Version))
+				nc.Write(append(header(wire.Version, 1, len(body)), body...))
+				return readRemoteError(t, agent.NewRawPeer(nc, wire.Version))
 			},
-			code: agent.CodeProtocol, msg: "malformed message: Hello body: json: cannot unmarshal number", log: "malformed message",
+			code: wire.CodeProtocol, msg: "malformed message: Hello body: json: cannot unmarshal number", log: "malformed message",
 		},
 		{
 			name: "unknown version",
 			script: func(t *testing.T, a *testAgent, nc net.Conn) *agent.RemoteError {
 				p := agent.NewRawPeer(nc, 7)
-				p.Write(&agent.Hello{Nonce: newNonce()})
+				p.Write(&wire.Hello{Nonce: newNonce()})
 				return readRemoteError(t, p)
 			},
-			code: agent.CodeVersion, msg: "unsupported control protocol version 7: this side speaks version 1; run the same rfc2544 release",
+			code: wire.CodeVersion, msg: "unsupported control protocol version 7: this side speaks version 1; run the same rfc2544 release",
 			log: "unsupported control protocol version 7",
 		},
 		{
 			name: "not this protocol",
 			script: func(t *testing.T, a *testAgent, nc net.Conn) *agent.RemoteError {
 				io.WriteString(nc, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-				return readRemoteError(t, agent.NewRawPeer(nc, agent.Version))
+				return readRemoteError(t, agent.NewRawPeer(nc, wire.Version))
 			},
-			code: agent.CodeProtocol, msg: "is this port an rfc2544 agent?", log: "not an rfc2544 agent control message",
+			code: wire.CodeProtocol, msg: "is this port an rfc2544 agent?", log: "not an rfc2544 agent control message",
 		},
 		{
 			name: "first message not hello",
 			script: func(t *testing.T, a *testAgent, nc net.Conn) *agent.RemoteError {
-				p := agent.NewRawPeer(nc, agent.Version)
-				p.Write(&agent.TrialSetup{TrialID: 1, Spec: bidirSetup(1, time.Second).Spec, Latency: agent.LatencyRoundTrip})
+				p := agent.NewRawPeer(nc, wire.Version)
+				p.Write(&wire.TrialSetup{TrialID: 1, Spec: bidirSetup(1, time.Second).Spec, Latency: agent.LatencyRoundTrip})
 				return readRemoteError(t, p)
 			},
-			code: agent.CodeProtocol, msg: "first message TrialSetup, want Hello", log: "first message TrialSetup",
+			code: wire.CodeProtocol, msg: "first message TrialSetup, want Hello", log: "first message TrialSetup",
 		},
 		{
 			name: "silent controller",
 			script: func(t *testing.T, a *testAgent, nc net.Conn) *agent.RemoteError {
-				return readRemoteError(t, agent.NewRawPeer(nc, agent.Version))
+				return readRemoteError(t, agent.NewRawPeer(nc, wire.Version))
 			},
-			code: agent.CodeTimeout, msg: "no complete handshake within 300ms", log: "no complete handshake within 300ms",
+			code: wire.CodeTimeout, msg: "no complete handshake within 300ms", log: "no complete handshake within 300ms",
 		},
 	}
 	for _, tc := range tests {
@@ -402,7 +403,7 @@ func TestAgentRefuses(t *testing.T) {
 }
 
 func header(version uint16, typ uint16, length int) []byte {
-	b := make([]byte, agent.HeaderLen)
+	b := make([]byte, wire.HeaderLen)
 	copy(b, "2544")
 	binary.BigEndian.PutUint16(b[4:], version)
 	binary.BigEndian.PutUint16(b[6:], typ)
@@ -453,7 +454,7 @@ func fakeAgent(t *testing.T, script func(p *agent.RawPeer, nc net.Conn)) (addr s
 			return
 		}
 		defer nc.Close()
-		script(agent.NewRawPeer(nc, agent.Version), nc)
+		script(agent.NewRawPeer(nc, wire.Version), nc)
 	}()
 	t.Cleanup(func() { ln.Close(); <-ch })
 	return ln.Addr().String(), ch
@@ -469,39 +470,39 @@ func TestClientRefusesBadAgent(t *testing.T) {
 		answer func(p *agent.RawPeer, nc net.Conn) // after reading Hello
 		is     error
 		want   string // in Dial's error
-		told   agent.Code
+		told   wire.Code
 		tmsg   string // in the Error the client sent
 	}{
 		{
 			name: "agent without the token",
 			answer: func(p *agent.RawPeer, nc net.Conn) {
-				p.Write(&agent.Challenge{Nonce: newNonce()})
+				p.Write(&wire.Challenge{Nonce: newNonce()})
 				p.Read(time.Second)
-				p.Write(&agent.AuthOK{MAC: make([]byte, 32), Agent: agent.AgentInfo{MaxRateBps: 1, ClockSync: agent.ClockNone}})
+				p.Write(&wire.AuthOK{MAC: make([]byte, 32), Agent: wire.AgentInfo{MaxRateBps: 1, ClockSync: agent.ClockNone}})
 			},
-			is: agent.ErrAuth, want: "the agent failed to prove it holds the token", told: agent.CodeAuth, tmsg: "failed to prove it holds the token",
+			is: agent.ErrAuth, want: "the agent failed to prove it holds the token", told: wire.CodeAuth, tmsg: "failed to prove it holds the token",
 		},
 		{
 			name: "agent of another version",
 			answer: func(p *agent.RawPeer, nc net.Conn) {
-				agent.NewRawPeer(nc, 3).Write(&agent.Challenge{Nonce: newNonce()})
+				agent.NewRawPeer(nc, 3).Write(&wire.Challenge{Nonce: newNonce()})
 			},
-			is: agent.ErrVersion, want: "unsupported control protocol version 3: this side speaks version 1", told: agent.CodeVersion, tmsg: "version 3",
+			is: agent.ErrVersion, want: "unsupported control protocol version 3: this side speaks version 1", told: wire.CodeVersion, tmsg: "version 3",
 		},
 		{
 			name: "oversized",
 			answer: func(p *agent.RawPeer, nc net.Conn) {
-				nc.Write(header(agent.Version, 2, 5<<20))
+				nc.Write(header(wire.Version, 2, 5<<20))
 			},
-			is: agent.ErrTooLong, want: "Challenge of 5242880 bytes, above the handshake limit of 16384 bytes", told: agent.CodeProtocol, tmsg: "above the handshake limit",
+			is: wire.ErrTooLong, want: "Challenge of 5242880 bytes, above the handshake limit of 16384 bytes", told: wire.CodeProtocol, tmsg: "above the handshake limit",
 		},
 		{
 			name: "malformed",
 			answer: func(p *agent.RawPeer, nc net.Conn) {
 				body := `{"nonce":"AAAA","x":1}`
-				nc.Write(append(header(agent.Version, 2, len(body)), body...))
+				nc.Write(append(header(wire.Version, 2, len(body)), body...))
 			},
-			is: agent.ErrMalformed, want: `unknown field "x"`, told: agent.CodeProtocol, tmsg: `unknown field "x"`,
+			is: wire.ErrMalformed, want: `unknown field "x"`, told: wire.CodeProtocol, tmsg: `unknown field "x"`,
 		},
 	}
 	for _, tc := range tests {
@@ -545,7 +546,7 @@ func TestRateLimit(t *testing.T) {
 	// handshake.
 	_, err := agent.Dial(ctx, a.addr, token, agent.DialConfig{})
 	var re *agent.RemoteError
-	if !errors.As(err, &re) || re.Code != agent.CodeRateLimited || !strings.Contains(re.Message, "too many failed authentications from 127.0.0.1: try again in") {
+	if !errors.As(err, &re) || re.Code != wire.CodeRateLimited || !strings.Contains(re.Message, "too many failed authentications from 127.0.0.1: try again in") {
 		t.Errorf("third attempt: error %v, want rate-limited", err)
 	}
 	a.waitLog(t, "refused: too many failed authentications from this address")
@@ -591,7 +592,7 @@ func TestIdleTimeout(t *testing.T) {
 	}
 	took := time.Since(start)
 	var re *agent.RemoteError
-	if err := c.Err(); !errors.As(err, &re) || re.Code != agent.CodeTimeout || !strings.Contains(re.Message, "session idle for 300ms with no trial") {
+	if err := c.Err(); !errors.As(err, &re) || re.Code != wire.CodeTimeout || !strings.Contains(re.Message, "session idle for 300ms with no trial") {
 		t.Errorf("client error %v, want the agent's idle timeout", err)
 	}
 	if since := time.Since(begin); since < 300*time.Millisecond || took > 2*time.Second {
@@ -609,7 +610,7 @@ func TestNoKeepalive(t *testing.T) {
 		c.KeepaliveInterval = 100 * time.Millisecond
 	})
 	nc := rawConn(t, a.addr)
-	p := agent.NewRawPeer(nc, agent.Version)
+	p := agent.NewRawPeer(nc, wire.Version)
 	// The agent's peer clock starts when it reads the controller's last
 	// handshake message: after begin, before rawHandshake returns. Its
 	// hang-up is ≥ 400 ms after begin (exact: the agent may not hang up
@@ -650,19 +651,19 @@ func TestInSessionReplay(t *testing.T) {
 		{"altered", func(p *agent.RawPeer, rec *recorder, first []byte) {
 			rec.alter = func(b []byte) []byte {
 				b = bytes.Clone(b)
-				b[agent.HeaderLen+len(`{"trial_id":`)] = '7' // Start 6 becomes Start 7
+				b[wire.HeaderLen+len(`{"trial_id":`)] = '7' // Start 6 becomes Start 7
 				return b
 			}
-			p.Write(&agent.Start{TrialID: 6})
+			p.Write(&wire.Start{TrialID: 6})
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := startAgent(t, nil)
 			rec := &recorder{Conn: rawConn(t, a.addr)}
-			p := agent.NewRawPeer(rec, agent.Version)
+			p := agent.NewRawPeer(rec, wire.Version)
 			rawHandshake(t, p)
 			rec.on.Store(true)
-			if err := p.Write(&agent.Start{TrialID: 5}); err != nil {
+			if err := p.Write(&wire.Start{TrialID: 5}); err != nil {
 				t.Fatal(err)
 			}
 			rec.on.Store(false)
@@ -674,7 +675,7 @@ func TestInSessionReplay(t *testing.T) {
 			}
 			tc.send(p, rec, rec.buf.Bytes())
 			re = readRemoteError(t, p)
-			if re.Code != agent.CodeProtocol || !strings.Contains(re.Message, "message authentication failed") || !re.Fatal {
+			if re.Code != wire.CodeProtocol || !strings.Contains(re.Message, "message authentication failed") || !re.Fatal {
 				t.Errorf("%s message: agent said %v, want a fatal message authentication failure", tc.name, re)
 			}
 			a.waitLog(t, "message authentication failed: Start number 1", `reason="protocol error`)
@@ -706,11 +707,11 @@ func TestOversizedInSession(t *testing.T) {
 	leakCheck(t)
 	a := startAgent(t, nil)
 	nc := rawConn(t, a.addr)
-	p := agent.NewRawPeer(nc, agent.Version)
+	p := agent.NewRawPeer(nc, wire.Version)
 	rawHandshake(t, p)
-	nc.Write(header(agent.Version, 5, agent.MaxBody+agent.MACLen+1))
+	nc.Write(header(wire.Version, 5, wire.MaxBody+wire.MACLen+1))
 	re := readRemoteError(t, p)
-	if re.Code != agent.CodeProtocol || !strings.Contains(re.Message, "TrialSetup of 1048609 bytes, above the limit of 1048608 bytes") || !re.Fatal {
+	if re.Code != wire.CodeProtocol || !strings.Contains(re.Message, "TrialSetup of 1048609 bytes, above the limit of 1048608 bytes") || !re.Fatal {
 		t.Errorf("agent said %v, want a fatal protocol error naming the limit", re)
 	}
 	a.waitLog(t, `reason="protocol error: message too long`)

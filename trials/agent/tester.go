@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/trials"
+	"github.com/rfc2544/rfc2544/trials/agent/wire"
 )
 
 // TesterConfig configures the controller's Tester.
@@ -152,7 +153,7 @@ func (t *Tester) run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 	defer t.mu.Unlock()
 	t.id++
 	id := t.id
-	runID := trials.RemoteRunID(id)
+	runID := wire.RunID(id)
 	local, agentAddr := t.cfg.Local.Addr, t.c.RemoteAddr().Addr().Unmap()
 	if spec.IPv6 {
 		local = t.cfg.Local.Addr6
@@ -161,7 +162,7 @@ func (t *Tester) run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 		return res, fmt.Errorf("trial ipv6=%v: the agent is reached at %v; for this family connect to the agent's address of that family", spec.IPv6, agentAddr)
 	}
 	ab, ba := streamsOf(spec, trials.AtoB), streamsOf(spec, trials.BtoA)
-	setup := TrialSetup{TrialID: id, Spec: spec, ControllerPort: t.cfg.Local.Port, Latency: t.cfg.Latency}
+	setup := wire.TrialSetup{TrialID: id, Spec: spec, ControllerPort: t.cfg.Local.Port, Latency: t.cfg.Latency}
 	roundTrip := t.cfg.Latency == LatencyRoundTrip && len(ab) > 0
 	if roundTrip {
 		setup.ReflectFPS = t.cfg.ReflectFPS
@@ -248,7 +249,7 @@ func (t *Tester) run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 		return abort(fmt.Errorf("agent trial start: %w", err))
 	}
 	res.Start = time.Now()
-	length := TrialLength(setup) + 20*time.Millisecond // learning floor of the UDP senders
+	length := wire.TrialLength(setup) + 20*time.Millisecond // learning floor of the UDP senders
 	// Wait for the local sender and the agent's planned end, then settle.
 	timer := time.NewTimer(length)
 	defer timer.Stop()
@@ -278,7 +279,7 @@ func (t *Tester) run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 
 	var mine trials.Result
 	mine.Spec = spec
-	var sent []StreamSent
+	var sent []wire.StreamSent
 	txByID := map[uint16]trials.StreamResult{}
 	if tx != nil {
 		sr, err := tx.Stop()
@@ -287,14 +288,14 @@ func (t *Tester) run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 		}
 		for _, s := range sr.Streams {
 			txByID[s.ID] = s
-			sent = append(sent, StreamSent{ID: s.ID, Sent: s.Sent})
+			sent = append(sent, wire.StreamSent{ID: s.ID, Sent: s.Sent})
 		}
 		if sr.TesterLimitReason != "" {
 			mine.TesterLimited, mine.TesterLimitReason = true, sr.TesterLimitReason
 		}
 	}
 	if sent == nil {
-		sent = []StreamSent{}
+		sent = []wire.StreamSent{}
 	}
 	remote, err := t.c.Stop(ctx, id, sent)
 	if err != nil {
@@ -346,7 +347,7 @@ func (t *Tester) run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 	} else if t.cfg.Latency == LatencyOneWay {
 		mine.Paths.Latency = "one-way"
 	}
-	out, err := MergeResults(t.cfg.Latency, mine, remote)
+	out, err := mergeResults(t.cfg.Latency, mine, remote)
 	out.Start = res.Start
 	if err != nil {
 		return out, err

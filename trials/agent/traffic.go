@@ -3,12 +3,12 @@ package agent
 import (
 	"context"
 	"fmt"
-	"math"
 	"net/netip"
 	"time"
 
 	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/trials"
+	"github.com/rfc2544/rfc2544/trials/agent/wire"
 )
 
 // Traffic is the agent's traffic engine: port B of a trial. The agent calls
@@ -134,90 +134,34 @@ type Policy struct {
 // never goes to a well-known service port on the controller's host.
 const MinControllerPort = 1024
 
-// SendFPS is what the agent would send in a setup, in frames per second:
-// its B->A streams at the higher of the trial's rates, plus reflection.
-func SendFPS(s TrialSetup) float64 {
-	rate := s.Spec.RateFPS
-	if rc := s.Spec.RateChange; rc != nil {
-		rate = max(rate, rc.RateFPS)
-	}
-	n := 0
-	for _, st := range s.Spec.Streams {
-		if st.Direction == trials.BtoA {
-			n++
-		}
-	}
-	return float64(n)*rate + s.ReflectFPS
-}
-
-// TrialLength is how long a setup's trial lasts: learning, traffic (a
-// burst at its rate) and the settle wait.
-//
-// It saturates at math.MaxInt64 rather than overflow (a burst of many frames
-// at a tiny rate), so a check against a maximum never passes by wrapping.
-func TrialLength(s TrialSetup) time.Duration {
-	d := float64(s.Spec.Duration)
-	if s.Spec.BurstFrames > 0 {
-		d = 0
-		if s.Spec.RateFPS > 0 {
-			d = float64(s.Spec.BurstFrames) / s.Spec.RateFPS * float64(time.Second)
-		}
-	}
-	total := float64(s.Spec.Learning) + d + float64(s.Spec.Settle)
-	if !(total < math.MaxInt64) { // NaN too
-		return math.MaxInt64
-	}
-	return time.Duration(total)
-}
-
-// LearningFrames is how many learning datagrams the agent sends at Start:
-// one per flow of each B->A stream.
-func LearningFrames(s TrialSetup) int {
-	n := 0
-	for _, st := range s.Spec.Streams {
-		if st.Direction == trials.BtoA {
-			n += max(st.Flows, 1)
-		}
-	}
-	return n
-}
-
-// LearningWindow is the time the agent spreads its learning datagrams over:
-// the trial's learning wait, at least MinLearning.
-func LearningWindow(s TrialSetup) time.Duration { return max(s.Spec.Learning, MinLearning) }
-
-// MinLearning is the shortest learning wait of the agent's UDP sender
-// (package trials waits at least this long after the learning datagrams).
-const MinLearning = 20 * time.Millisecond
-
 // Check refuses a setup that breaks the policy, with an error that names the
 // setting and the fix. The setup's own fields are valid (Decode checked).
-func (p Policy) Check(s TrialSetup) error {
+func (p Policy) Check(s wire.TrialSetup) error {
 	if p.MaxRateBps <= 0 || p.MaxDuration <= 0 {
 		return fmt.Errorf("agent policy: max rate %g bit/s and max duration %v must be set", p.MaxRateBps, p.MaxDuration)
 	}
 	sp := s.Spec
-	sends := SendFPS(s) > 0 || len((Trial{Spec: sp}).Streams(trials.BtoA)) > 0
+	sends := wire.SendFPS(s) > 0 || len((Trial{Spec: sp}).Streams(trials.BtoA)) > 0
 	if sends && sp.RateFPS == 0 {
 		return fmt.Errorf("trial %d rate_fps 0 (as fast as possible): the agent sends only at an explicit rate; give the burst a rate at or below the agent's --max-rate %s",
 			s.TrialID, fmtBps(p.MaxRateBps))
 	}
-	if bps := framing.L1Bps(SendFPS(s), sp.FrameSize); bps > p.MaxRateBps*(1+1e-9) {
+	if bps := framing.L1Bps(wire.SendFPS(s), sp.FrameSize); bps > p.MaxRateBps*(1+1e-9) {
 		return fmt.Errorf("trial %d asks the agent to send %s (%.0f fps of %d-byte frames: B->A streams and reflected frames), above its --max-rate %s; "+
 			"lower the rate, or restart the agent with a higher --max-rate if the path can take it",
-			s.TrialID, fmtBps(bps), SendFPS(s), sp.FrameSize, fmtBps(p.MaxRateBps))
+			s.TrialID, fmtBps(bps), wire.SendFPS(s), sp.FrameSize, fmtBps(p.MaxRateBps))
 	}
 	// Learning datagrams count against the cap too: they are paced at the
 	// cap (no faster than MaxSendFPS), and must fit the learning wait.
-	if n := LearningFrames(s); n > 0 {
+	if n := wire.LearningFrames(s); n > 0 {
 		capFPS := p.MaxSendFPS(sp.FrameSize)
-		if need := time.Duration(float64(n-1) / capFPS * float64(time.Second)); need >= LearningWindow(s) {
+		if need := time.Duration(float64(n-1) / capFPS * float64(time.Second)); need >= wire.LearningWindow(s) {
 			return fmt.Errorf("trial %d asks the agent to send %d learning frames of %d bytes (one per B->A flow) within its %v learning wait, above its --max-rate %s (%.0f fps); "+
 				"use fewer flows, a longer learning wait, or restart the agent with a higher --max-rate",
-				s.TrialID, n, sp.FrameSize, LearningWindow(s), fmtBps(p.MaxRateBps), capFPS)
+				s.TrialID, n, sp.FrameSize, wire.LearningWindow(s), fmtBps(p.MaxRateBps), capFPS)
 		}
 	}
-	if d := TrialLength(s); d > p.MaxDuration {
+	if d := wire.TrialLength(s); d > p.MaxDuration {
 		return fmt.Errorf("trial %d lasts %v (learning, traffic and settle wait), above the agent's --max-duration %v; shorten the trial or restart the agent with a longer --max-duration",
 			s.TrialID, d, p.MaxDuration)
 	}

@@ -7,12 +7,13 @@ import (
 	"net/netip"
 
 	"github.com/rfc2544/rfc2544/trials"
+	"github.com/rfc2544/rfc2544/trials/agent/wire"
 )
 
 // UDPTraffic is the agent's Traffic on the UDP transport of package trials:
 // kernel UDP sockets (recvmmsg, sendmmsg, kernel receive timestamps). It is
 // what `rfc2544 agent` runs. The run id in the frames' signatures is
-// trials.RemoteRunID of the trial id, on both hosts.
+// wire.RunID of the trial id, on both hosts.
 //
 // Besides the agent's policy check, it enforces the limits at the socket
 // level: it sends only to Trial.Peer (every send socket is connected to it
@@ -58,7 +59,7 @@ func (u *UDPTraffic) StartReceive(ctx context.Context, t Trial, reflectTo netip.
 			reflectTo, fps = netip.AddrPort{}, 0
 		}
 	}
-	r, err := trials.StartUDPReceive(u.Config, t.Spec, trials.RemoteRunID(t.ID), t.Streams(trials.AtoB), trials.UDPReceiveOptions{
+	r, err := trials.StartUDPReceive(u.Config, t.Spec, wire.RunID(t.ID), t.Streams(trials.AtoB), trials.UDPReceiveOptions{
 		Listen:     unmapped(t.Listen),
 		From:       t.Peer.Addr().Unmap(),
 		Reflect:    unmapped(reflectTo),
@@ -87,7 +88,7 @@ func (u *UDPTraffic) StartSend(ctx context.Context, t Trial, dst netip.AddrPort)
 	if dst != t.Peer || dst.Port() < MinControllerPort {
 		return nil, fmt.Errorf("send to %v: the agent sends only to the controller %v, port %d and above", dst, t.Peer, MinControllerPort)
 	}
-	s, err := trials.StartUDPSend(ctx, sendConfig(u.Config, t.Streams(trials.BtoA)), t.Spec, trials.RemoteRunID(t.ID), t.Streams(trials.BtoA), trials.UDPSendOptions{
+	s, err := trials.StartUDPSend(ctx, sendConfig(u.Config, t.Streams(trials.BtoA)), t.Spec, wire.RunID(t.ID), t.Streams(trials.BtoA), trials.UDPSendOptions{
 		Src:      t.Listen.Addr().Unmap(),
 		Dst:      unmapped(dst),
 		MaxFPS:   t.MaxSendFPS,

@@ -17,6 +17,7 @@ import (
 	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/trials"
 	"github.com/rfc2544/rfc2544/trials/agent"
+	"github.com/rfc2544/rfc2544/trials/agent/wire"
 )
 
 // udpAgent starts an in-process agent on loopback with the real UDP
@@ -174,7 +175,7 @@ func TestUDPTrafficForeignSource(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		framing.EncodeSignature(payload, framing.Signature{RunID: trials.RemoteRunID(9), StreamID: 1, Seq: seq, TxNs: time.Now().UnixNano()})
+		framing.EncodeSignature(payload, framing.Signature{RunID: wire.RunID(9), StreamID: 1, Seq: seq, TxNs: time.Now().UnixNano()})
 		if _, err := c.Write(payload); err != nil {
 			t.Fatal(err)
 		}
@@ -269,13 +270,13 @@ func TestLearningWithinCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := uint16(sink.LocalAddr().(*net.UDPAddr).Port)
-	setup := func(id uint64, flows int, learning time.Duration) agent.TrialSetup {
-		return agent.TrialSetup{TrialID: id, Spec: trials.Spec{FrameSize: 1518, Streams: []trials.Stream{{ID: 2, Direction: trials.BtoA, Flows: flows}},
+	setup := func(id uint64, flows int, learning time.Duration) wire.TrialSetup {
+		return wire.TrialSetup{TrialID: id, Spec: trials.Spec{FrameSize: 1518, Streams: []trials.Stream{{ID: 2, Direction: trials.BtoA, Flows: flows}},
 			RateFPS: 10, Duration: 300 * time.Millisecond, Learning: learning}, ControllerPort: port, Latency: agent.LatencyRoundTrip}
 	}
 	_, err = c.Setup(ctx, setup(1, 64, 0))
 	var re *agent.RemoteError
-	if !errors.As(err, &re) || re.Code != agent.CodePolicy || !strings.Contains(re.Message, "64 learning frames of 1518 bytes") {
+	if !errors.As(err, &re) || re.Code != wire.CodePolicy || !strings.Contains(re.Message, "64 learning frames of 1518 bytes") {
 		t.Fatalf("64 flows with a 20 ms learning wait at 10 Mbit/s: %v, want a policy error naming the learning frames", err)
 	}
 	const flows = 8
@@ -330,7 +331,7 @@ func TestFlowsBoundResources(t *testing.T) {
 	defer sink.Close()
 	port := uint16(sink.LocalAddr().(*net.UDPAddr).Port)
 	before := openFDs(t)
-	s := agent.TrialSetup{TrialID: 1, Spec: trials.Spec{FrameSize: 9216, Streams: []trials.Stream{{ID: 2, Direction: trials.BtoA, Flows: agent.MaxFlows}},
+	s := wire.TrialSetup{TrialID: 1, Spec: trials.Spec{FrameSize: 9216, Streams: []trials.Stream{{ID: 2, Direction: trials.BtoA, Flows: wire.MaxFlows}},
 		RateFPS: 10, Duration: 300 * time.Millisecond, Learning: 50 * time.Millisecond}, ControllerPort: port, Latency: agent.LatencyRoundTrip}
 	if _, err := c.Setup(ctx, s); err != nil {
 		t.Fatal(err)
@@ -342,8 +343,8 @@ func TestFlowsBoundResources(t *testing.T) {
 	if _, err := c.Stop(ctx, 1, nil); err != nil {
 		t.Fatal(err)
 	}
-	if during-before > agent.MaxFlows+2 || during-before < agent.MaxFlows {
-		t.Errorf("%d descriptors during a %d-flow trial, %d before: want the %d sockets and at most 2 more", during, agent.MaxFlows, before, agent.MaxFlows)
+	if during-before > wire.MaxFlows+2 || during-before < wire.MaxFlows {
+		t.Errorf("%d descriptors during a %d-flow trial, %d before: want the %d sockets and at most 2 more", during, wire.MaxFlows, before, wire.MaxFlows)
 	}
 	waitFor(t, "the trial's sockets closed", func() bool { return openFDs(t) <= before+2 })
 }

@@ -4,13 +4,13 @@ package trials
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"runtime"
 	"time"
 )
 
 // errNotSupported is returned by the raw transport off Linux.
-var errNotSupported = errors.New("the raw transport (AF_PACKET) is not supported on " + runtime.GOOS)
+var errNotSupported = fmt.Errorf("the raw transport (AF_PACKET) is %w on %s", ErrNotSupported, runtime.GOOS)
 
 // Engine is the raw-transport traffic engine; it exists only on Linux.
 type Engine struct{}

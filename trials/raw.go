@@ -1,12 +1,10 @@
 package trials
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"sort"
-	"strings"
 	"time"
 )
 
@@ -117,11 +115,6 @@ const (
 	LateGrace = 100 * time.Millisecond
 )
 
-var (
-	benchNet4 = netip.MustParsePrefix("198.18.0.0/15")
-	benchNet6 = netip.MustParsePrefix("2001:2::/48")
-)
-
 func (c Config) withDefaults() Config {
 	if c.ResolveTimeout <= 0 {
 		c.ResolveTimeout = DefaultResolveTimeout
@@ -131,31 +124,6 @@ func (c Config) withDefaults() Config {
 		c.Batch = DefaultBatch
 	}
 	return c
-}
-
-// limitDefaults fills in the tester-limited rule's tolerance (a fraction)
-// and stall bound when unset (≤ 0), for every engine's config.
-func limitDefaults(tol float64, maxLag time.Duration) (float64, time.Duration) {
-	if tol <= 0 {
-		tol = DefaultTesterLimitTolerance
-	}
-	if maxLag <= 0 {
-		maxLag = DefaultMaxLag
-	}
-	return tol, maxLag
-}
-
-// validateLimits checks the rate cap (frames/s) and the tester-limited
-// tolerance (a fraction) shared by the engines' configs; prefix starts each
-// field's name in the error ("" or "udp ").
-func validateLimits(prefix string, maxRateFPS, tol float64) error {
-	if maxRateFPS < 0 {
-		return fmt.Errorf("%smax_rate_fps %g: must be 0 (no cap) or positive", prefix, maxRateFPS)
-	}
-	if tol < 0 || tol >= 1 {
-		return fmt.Errorf("%stester_limit_tolerance %g: want a fraction in [0, 1), e.g. 0.01", prefix, tol)
-	}
-	return nil
 }
 
 // Validate checks c; the error names the field, the value and the fix.
@@ -254,9 +222,6 @@ func ceilingReasons(ceiling map[int]float64, frameSize int, loads [2]float64, lo
 	return r
 }
 
-// ErrNoAnswer is wrapped by learning errors when the DUT did not answer.
-var ErrNoAnswer = errors.New("no answer from the DUT")
-
 // GenConfig is a generator-only run on one interface (no receiver, no ARP):
 // the `rfc2544 gen` benchmark mode and a tool for calibrating peers.
 type GenConfig struct {
@@ -326,47 +291,3 @@ func CeilingMap(pts []CalibrationPoint) map[int]float64 {
 	}
 	return m
 }
-
-// StallReason is the catch-up rule for one stream: when its generator fell
-// more than maxLag behind schedule and the frames it caught up with (lag ×
-// intended fps, spread at up to CatchUpOverspeed above the rate or sent as a
-// burst) could hold every frame lost, the loss may be the tester's own: a
-// DUT at its limit cannot absorb any catch-up, however spread. It returns the reason, or "" when the rule does not apply.
-// Such a limit is transient (Result.TesterLimitTransient).
-func StallReason(r StreamResult, maxLag time.Duration) string {
-	lag := time.Duration(r.MaxLagNs)
-	burst := lag.Seconds() * r.IntendedFPS
-	if r.Lost == 0 || lag <= maxLag || float64(r.Lost) > burst {
-		return ""
-	}
-	return fmt.Sprintf("stream %d: generator fell %.1f ms behind schedule and caught up with a burst of about %.0f frames, enough to explain the %d lost",
-		r.ID, float64(lag)/1e6, burst, r.Lost)
-}
-
-// limits collects why a trial is tester-limited.
-type limits struct {
-	reasons []string
-	lasting bool // some reason is not a transient stall
-}
-
-// add records reasons; transient says they are all stalls of the tester's
-// host rather than a ceiling.
-func (l *limits) add(transient bool, reasons []string) {
-	if len(reasons) == 0 {
-		return
-	}
-	l.reasons = append(l.reasons, reasons...)
-	l.lasting = l.lasting || !transient
-}
-
-// apply marks res tester-limited when any reason was added.
-func (l *limits) apply(res *Result) {
-	if len(l.reasons) == 0 {
-		return
-	}
-	res.TesterLimited = true
-	res.TesterLimitReason = joinReasons(l.reasons)
-	res.TesterLimitTransient = !l.lasting
-}
-
-func joinReasons(r []string) string { return strings.Join(r, "; ") }

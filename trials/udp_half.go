@@ -105,7 +105,3 @@ type UDPSendResult struct {
 	// Paths are the kernel paths used.
 	Paths Paths
 }
-
-// RemoteRunID is the signature run id of a two-host trial: both hosts derive
-// it from the trial id of the control protocol (1 to 255, never 0).
-func RemoteRunID(trialID uint64) uint8 { return uint8(trialID%255) + 1 }

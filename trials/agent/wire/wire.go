@@ -1,4 +1,8 @@
-package agent
+// Package wire is the control protocol between an rfc2544 controller and its
+// agent (PROTOCOL.md in package agent): the message types, their strict
+// decoding and bounds, and the header. Package agent frames, authenticates
+// and serves these messages; most programs need only package agent.
+package wire
 
 import (
 	"bytes"
@@ -105,8 +109,8 @@ func (t Type) String() string {
 type Message interface {
 	// Type is the message's header type.
 	Type() Type
-	// validate checks the decoded fields; the error names the field.
-	validate() error
+	// Validate checks the decoded fields; the error names the field.
+	Validate() error
 }
 
 // Hello opens a session, from the controller.
@@ -356,16 +360,16 @@ func checkLen(field string, b []byte, n int) error {
 	return nil
 }
 
-func (m *Hello) validate() error {
+func (m *Hello) Validate() error {
 	if len(m.Software) > MaxSoftware {
 		return fmt.Errorf("hello software: %d bytes, above the %d-byte limit", len(m.Software), MaxSoftware)
 	}
 	return checkLen("hello nonce", m.Nonce, NonceLen)
 }
-func (m *Challenge) validate() error { return checkLen("challenge nonce", m.Nonce, NonceLen) }
-func (m *Auth) validate() error      { return checkLen("auth mac", m.MAC, MACLen) }
+func (m *Challenge) Validate() error { return checkLen("challenge nonce", m.Nonce, NonceLen) }
+func (m *Auth) Validate() error      { return checkLen("auth mac", m.MAC, MACLen) }
 
-func (m *AuthOK) validate() error {
+func (m *AuthOK) Validate() error {
 	if err := checkLen("auth_ok mac", m.MAC, MACLen); err != nil {
 		return err
 	}
@@ -373,7 +377,7 @@ func (m *AuthOK) validate() error {
 	if len(a.Software) > MaxSoftware {
 		return fmt.Errorf("auth_ok agent software: %d bytes, above the %d-byte limit", len(a.Software), MaxSoftware)
 	}
-	if !finite(a.MaxRateBps) || a.MaxRateBps <= 0 {
+	if !Finite(a.MaxRateBps) || a.MaxRateBps <= 0 {
 		return fmt.Errorf("auth_ok agent max_rate_bps %g: must be positive", a.MaxRateBps)
 	}
 	if a.ClockSync != ClockNone && a.ClockSync != ClockPTP {
@@ -391,7 +395,7 @@ func (m *AuthOK) validate() error {
 	return nil
 }
 
-func (m *TrialSetup) validate() error {
+func (m *TrialSetup) Validate() error {
 	if m.TrialID == 0 {
 		return errors.New("trial_setup trial_id: must not be zero")
 	}
@@ -404,7 +408,7 @@ func (m *TrialSetup) validate() error {
 	if m.Latency != LatencyRoundTrip && m.Latency != LatencyOneWay {
 		return fmt.Errorf("trial_setup latency %q: want %q or %q", m.Latency, LatencyRoundTrip, LatencyOneWay)
 	}
-	if !finite(m.ReflectFPS) || m.ReflectFPS < 0 {
+	if !Finite(m.ReflectFPS) || m.ReflectFPS < 0 {
 		return fmt.Errorf("trial_setup reflect_fps %g: must be 0 or positive", m.ReflectFPS)
 	}
 	if m.ReflectFPS > 0 && m.Latency != LatencyRoundTrip {
@@ -457,7 +461,7 @@ func checkSpecBounds(sp trials.Spec) error {
 		}{"rate_change at_ns", rc.At})
 	}
 	for _, r := range rates {
-		if !finite(r.v) || r.v < 0 || r.v > MaxRateFPS {
+		if !Finite(r.v) || r.v < 0 || r.v > MaxRateFPS {
 			return fmt.Errorf("%s %g: must be a finite number of frames per second from 0 to %g", r.name, r.v, float64(MaxRateFPS))
 		}
 	}
@@ -479,10 +483,10 @@ func nonZeroID(name string, id uint64) error {
 	return nil
 }
 
-func (m *Ready) validate() error   { return nonZeroID("ready", m.TrialID) }
-func (m *Start) validate() error   { return nonZeroID("start", m.TrialID) }
-func (m *Started) validate() error { return nonZeroID("started", m.TrialID) }
-func (m *Stop) validate() error {
+func (m *Ready) Validate() error   { return nonZeroID("ready", m.TrialID) }
+func (m *Start) Validate() error   { return nonZeroID("start", m.TrialID) }
+func (m *Started) Validate() error { return nonZeroID("started", m.TrialID) }
+func (m *Stop) Validate() error {
 	seen := map[uint16]bool{}
 	for _, c := range m.Sent {
 		if seen[c.ID] {
@@ -493,29 +497,30 @@ func (m *Stop) validate() error {
 	return nonZeroID("stop", m.TrialID)
 }
 
-func (m *Results) validate() error {
+func (m *Results) Validate() error {
 	if err := nonZeroID("results", m.TrialID); err != nil {
 		return err
 	}
 	for i, s := range m.Streams {
-		if !finite(s.IntendedFPS) || !finite(s.OfferedFPS) || !finite(s.TxSeconds) || !finite(s.Latency.MeanNs) ||
-			!finite(s.Latency.IPDVMeanAbsNs) || !finite(s.Latency.JitterNs) {
+		if !Finite(s.IntendedFPS) || !Finite(s.OfferedFPS) || !Finite(s.TxSeconds) || !Finite(s.Latency.MeanNs) ||
+			!Finite(s.Latency.IPDVMeanAbsNs) || !Finite(s.Latency.JitterNs) {
 			return fmt.Errorf("results stream %d: values must be finite", i)
 		}
 	}
 	return nil
 }
 
-func (m *Keepalive) validate() error { return nil }
+func (m *Keepalive) Validate() error { return nil }
 
-func (m *Error) validate() error {
+func (m *Error) Validate() error {
 	if m.Code == "" {
 		return errors.New("error code: empty")
 	}
 	return nil
 }
 
-func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+// Finite reports whether f is neither NaN nor infinite.
+func Finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // Header is a decoded message header.
 type Header struct {
@@ -542,6 +547,8 @@ var (
 	ErrTooLong = errors.New("message too long")
 	// ErrMalformed: a message that does not decode strictly.
 	ErrMalformed = errors.New("malformed message")
+	// ErrVersion: the peers speak different protocol versions.
+	ErrVersion = errors.New("protocol version mismatch")
 )
 
 // VersionError is returned for a message of another protocol version.
@@ -558,9 +565,10 @@ func (e *VersionError) Error() string {
 // Is makes errors.Is(err, ErrVersion) true.
 func (e *VersionError) Is(target error) bool { return target == ErrVersion }
 
-// parseHeader checks the magic and the length limit. The version is checked
+// ParseHeader checks the magic and the length limit (maxPayload bytes) of
+// the HeaderLen bytes of b. The version is checked
 // by the caller, which may still read an Error message of another version.
-func parseHeader(b []byte, maxPayload int) (Header, error) {
+func ParseHeader(b []byte, maxPayload int) (Header, error) {
 	if m := binary.BigEndian.Uint32(b[0:4]); m != Magic {
 		return Header{}, fmt.Errorf("%w: magic %#08x, want %#08x (%q): is this port an rfc2544 agent?", ErrMagic, m, Magic, "2544")
 	}
@@ -581,9 +589,11 @@ func parseHeader(b []byte, maxPayload int) (Header, error) {
 
 // Encode returns m as one unkeyed message of version Version: header and
 // JSON body.
-func Encode(m Message) ([]byte, error) { return encode(Version, m, nil) }
+func Encode(m Message) ([]byte, error) { return EncodeVersion(Version, m, nil) }
 
-func encode(version uint16, m Message, tail []byte) ([]byte, error) {
+// EncodeVersion returns m as one message of the given version, its payload
+// the JSON body followed by tail (room for the session MAC).
+func EncodeVersion(version uint16, m Message, tail []byte) ([]byte, error) {
 	body, err := json.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", m.Type(), err)
@@ -606,18 +616,19 @@ func Decode(b []byte) (Message, error) {
 	if len(b) < HeaderLen {
 		return nil, fmt.Errorf("%w: %d bytes, shorter than the %d-byte header", ErrMalformed, len(b), HeaderLen)
 	}
-	h, err := parseHeader(b, MaxBody)
+	h, err := ParseHeader(b, MaxBody)
 	if err != nil {
 		return nil, err
 	}
 	if int(h.Length) != len(b)-HeaderLen {
 		return nil, fmt.Errorf("%w: header says %d payload bytes, got %d", ErrMalformed, h.Length, len(b)-HeaderLen)
 	}
-	return decodeBody(h, b[HeaderLen:])
+	return DecodeBody(h, b[HeaderLen:])
 }
 
-// decodeBody decodes the JSON body of a message with header h.
-func decodeBody(h Header, body []byte) (Message, error) {
+// DecodeBody decodes, strictly (see Decode), the JSON body of a message
+// with header h.
+func DecodeBody(h Header, body []byte) (Message, error) {
 	var verr error
 	if h.Version != Version {
 		verr = &VersionError{Got: h.Version, Want: Version}
@@ -635,7 +646,7 @@ func decodeBody(h Header, body []byte) (Message, error) {
 		}
 		return nil, fmt.Errorf("%w: %s body: %w", ErrMalformed, h.Type, err)
 	}
-	if err := m.validate(); err != nil {
+	if err := m.Validate(); err != nil {
 		if verr != nil {
 			return nil, verr
 		}

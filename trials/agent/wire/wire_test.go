@@ -1,4 +1,4 @@
-package agent
+package wire
 
 import (
 	"bytes"
@@ -36,8 +36,8 @@ func sampleMessages() []Message {
 		&Challenge{Nonce: nonce(2)},
 		&Auth{MAC: nonce(3)},
 		&AuthOK{MAC: nonce(4), Agent: AgentInfo{Software: "rfc2544", PeerAddr: "127.0.0.1", MaxRateBps: 1e9,
-			MaxDuration: int64(10 * time.Minute), ClockSync: ClockNone, KeepaliveInterval: int64(DefaultKeepaliveInterval),
-			PeerTimeout: int64(DefaultPeerTimeout), IdleTimeout: int64(time.Minute), SessionTimeout: int64(time.Hour)}},
+			MaxDuration: int64(10 * time.Minute), ClockSync: ClockNone, KeepaliveInterval: int64(500 * time.Millisecond),
+			PeerTimeout: int64(1500 * time.Millisecond), IdleTimeout: int64(time.Minute), SessionTimeout: int64(time.Hour)}},
 		&TrialSetup{TrialID: 7, Spec: sampleSpec(), AgentPort: 0, ControllerPort: 40000, Latency: LatencyRoundTrip, ReflectFPS: 100},
 		&Ready{TrialID: 7, AgentPort: 40001},
 		&Start{TrialID: 7},

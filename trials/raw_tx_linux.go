@@ -5,7 +5,6 @@ package trials
 import (
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -85,141 +84,25 @@ func (t *transmitter) run() error {
 	defer txThread(t.cpu)()
 	t.press.begin()
 	defer t.press.end()
-
-	start := time.Now()
-	var err error
-	for !t.stop.Load() {
-		now := time.Now()
-		el := now.Sub(start)
-		if t.hardStop > 0 && el > t.hardStop {
-			break
-		}
-		ns := now.UnixNano()
-		wait := time.Duration(math.MaxInt64)
-		queued, active := 0, false
-		for i, s := range t.streams {
-			n, w, ok := s.due(el, ns, t.tagAfter)
-			active = active || ok
-			if n == 0 {
-				wait = min(wait, w)
-				continue
-			}
-			if ns, err = t.queue(i, s, n, ns); err != nil {
-				break
-			}
-			queued += n
-		}
-		if err != nil || !active {
-			break
-		}
-		if queued > 0 {
-			if err = t.kick(false); err != nil {
-				break
-			}
-			t.reclaim()
-			continue
-		}
-		t.reclaim()
-		if wait > 0 && wait != time.Duration(math.MaxInt64) {
-			sleep(wait)
-		}
-	}
-	ferr := t.flush()
+	err := paceLoop(t, t.streams, t.hardStop, t.tagAfter, t.stop)
 	t.p.txHead = t.head
-	return errors.Join(err, ferr)
+	return err
 }
 
-// due is one transmit loop step of stream s at elapsed time el of the trial
-// (ns, the wall clock then in Unix ns): n frames are due now, or none and
-// wait is the time until the next one. ok is false once the pacer is done
-// (n and wait are then 0 and must be ignored). A stall's backlog is spread
-// (Pacer.Step). When n > 0 it records the first send time, how far behind
-// schedule the batch goes out, the catch-up's peak overspeed and end burst,
-// and the tag point (Spec.TagAfter, tagAfter > 0). It does not allocate.
-func (s *streamState) due(el time.Duration, ns int64, tagAfter time.Duration) (n int, wait time.Duration, ok bool) {
-	if s.pacer.Done(s.queued) {
-		return 0, time.Duration(math.MaxInt64), false
+var _ batchSender = (*transmitter)(nil)
+
+// push hands the frames queued in the ring to the kernel without waiting,
+// then reclaims the slots it has sent.
+func (t *transmitter) push() error {
+	if err := t.kick(false); err != nil {
+		return err
 	}
-	prev := s.catch
-	wait, n, s.catch = s.pacer.Step(el, s.queued, s.catch)
-	s.peakOverspeed = max(s.peakOverspeed, s.catch.Overspeed)
-	if n == 0 {
-		return 0, wait, true
-	}
-	if prev.Overspeed > 0 && s.catch.Overspeed == 0 && s.pacer.Total > 0 && s.pacer.due(el) >= s.pacer.Total &&
-		s.pacer.Total-s.queued > 2 {
-		// The schedule ended before the spread caught up (a spread that
-		// did leaves the last 1+o ≤ 2 frames).
-		s.burst = max(s.burst, s.pacer.Total-s.queued)
-	}
-	if s.firstNs == 0 {
-		s.firstNs = ns
-	} else if s.pacer.RateFPS > 0 {
-		s.maxLag = max(s.maxLag, el-s.pacer.SendTime(s.queued))
-	}
-	if tagAfter > 0 && el >= tagAfter && s.tagSeq.Load() == math.MaxUint64 {
-		s.tagSeq.Store(s.queued)
-	}
-	return n, 0, true
+	t.reclaim()
+	return nil
 }
 
-// txThread readies the calling, locked OS thread to send: timer slack 1 ns
-// (sleep wakes on time), pinned to CPU cpu when cpu ≥ 0, and a larger CPU
-// share (nice −10, root or CAP_SYS_NICE): on a busy box a descheduled sender
-// falls behind and catches up with a burst (the trial is then marked
-// transiently tester-limited, and rfc2544 runs it again). restore puts the
-// thread back as it was; call it before runtime.UnlockOSThread, since Go
-// reuses the thread for any goroutine.
-//
-// Not SCHED_FIFO: on the 2-CPU lab host it cut a single sender's typical lag
-// from 1–6 ms to 0.1–0.7 ms, but two real-time senders (a bidirectional
-// trial) and the kernel forwarding they run in their own context starved
-// the receive side: trials at 95 % of the shaped rate lost 12 % of their
-// frames and a sender fell 223 ms behind.
-func txThread(cpu int) (restore func()) {
-	var oldSet unix.CPUSet
-	haveSet := unix.SchedGetaffinity(0, &oldSet) == nil
-	old, oldErr := unix.SchedGetAttr(0, 0)
-	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-	pinThread(cpu)
-	sched := ""
-	if unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), txNice) == nil {
-		sched = txSchedNice
-	}
-	txSched.Store(sched)
-	return func() {
-		if oldErr == nil {
-			old.Size = unix.SizeofSchedAttr
-			_ = unix.SchedSetAttr(0, old, 0)
-		}
-		if haveSet {
-			_ = unix.SchedSetaffinity(0, &oldSet)
-		}
-		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0) // the thread's default
-	}
-}
-
-// txNice is the nice value of sending threads (per thread on Linux), and
-// txSchedNice its Paths.TxSched.
-const (
-	txNice      = -10
-	txSchedNice = "nice -10"
-)
-
-// txSched is how the latest sending thread was scheduled (Paths.TxSched).
-var txSched atomic.Value
-
-// lastTxSched returns txSched as a string ("" before any trial).
-func lastTxSched() string {
-	s, _ := txSched.Load().(string)
-	return s
-}
-
-// sleep blocks the locked thread for d (nanosleep, timer slack 1 ns).
-func sleep(d time.Duration) {
-	ts := unix.NsecToTimespec(int64(d))
-	_ = unix.Nanosleep(&ts, nil)
-}
+// idle reclaims the slots the kernel has sent.
+func (t *transmitter) idle() { t.reclaim() }
 
 // queue writes n frames of stream i stamped ns into the ring (or sends them
 // with sendto) and returns the stamp in force at the end (re-read when the
@@ -399,15 +282,4 @@ func (t *transmitter) flush() error {
 		t.tail = (t.tail + 1) % t.ring.Frames
 	}
 	return nil
-}
-
-// pinThread binds the calling (locked) OS thread to cpu; a negative cpu or a
-// failure leaves it free.
-func pinThread(cpu int) {
-	if cpu < 0 {
-		return
-	}
-	var set unix.CPUSet
-	set.Set(cpu)
-	_ = unix.SchedSetaffinity(0, &set)
 }

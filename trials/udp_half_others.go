@@ -4,10 +4,11 @@ package trials
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"runtime"
 )
 
-var errUDPHalf = errors.New("the two-host UDP transport needs Linux")
+var errUDPHalf = fmt.Errorf("the two-host UDP transport needs Linux: %w on %s", ErrNotSupported, runtime.GOOS)
 
 // UDPReceive is one running receive half (Linux only).
 type UDPReceive struct{}

@@ -3,15 +3,12 @@
 package trials
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -150,23 +147,11 @@ func (u *UDPReceive) source(i int) netip.Addr {
 func (u *UDPReceive) process(n int) {
 	r := u.r
 	for i := 0; i < n; i++ {
-		h := &r.hdrs[i]
 		if u.from.IsValid() && u.source(i) != u.from {
 			u.foreignSrc++
 			continue
 		}
-		ts, ovfl, okTs, okOvfl := parseUDPControl(r.oobs[i][:h.hdr.Controllen])
-		if okOvfl {
-			r.ovfl = ovfl
-		}
-		if !okTs {
-			ts = time.Now().UnixNano()
-		} else {
-			r.tsSeen = true
-		}
-		ln := min(int(h.n), len(r.bufs[i]))
-		b := r.bufs[i][:ln]
-		sizeOK := ln == r.payloadLen && h.hdr.Flags&unix.MSG_TRUNC == 0
+		b, sizeOK, ts := r.datagram(i)
 		if len(u.rtt) > 0 {
 			if sig, err := framing.DecodeSignature(b); err == nil && sig.RunID == u.t.runID {
 				for k, s := range u.rtt {
@@ -232,11 +217,7 @@ func (u *UDPReceive) Stop(sent map[uint16]uint64) (UDPReceiveResult, error) {
 			n = st.received
 		}
 		st.sent, st.queued = n, n
-		if u.spec.BurstFrames > 0 {
-			st.pacer = Pacer{RateFPS: u.spec.RateFPS, Total: uint64(u.spec.BurstFrames)}
-		} else {
-			st.pacer = NewDurationPacer(u.spec.RateFPS, u.spec.Duration, u.spec.RateChange, pacedBatch)
-		}
+		st.pacer = trialPacer(u.spec, pacedBatch, false) // the sender's schedule, for the loss timing
 		sr := st.result(u.spec.RateFPS)
 		if i == 0 {
 			sr.KernelDrops = res.KernelDrops
@@ -353,160 +334,4 @@ func localMTU(ns string, a netip.Addr) int {
 		return nil
 	})
 	return mtu
-}
-
-// UDPSend is one running send half: the streams of one port of a trial,
-// sent to one destination, until they end, Stop, the deadline, or the
-// context's end.
-type UDPSend struct {
-	streams []*udpStreamTx
-	spec    Spec
-	cfg     UDPHalfConfig
-	stop    atomic.Bool
-	done    chan struct{}
-	err     error
-	once    sync.Once
-	res     UDPSendResult
-}
-
-// StartUDPSend opens one connected send socket per flow of each stream in
-// send, sends one learning datagram per flow, and starts sending the
-// streams (after spec.Learning, at least 20 ms) to opt.Dst with run id
-// runID. It returns at once.
-func StartUDPSend(ctx context.Context, cfg UDPHalfConfig, spec Spec, runID uint8, send []Stream, opt UDPSendOptions) (*UDPSend, error) {
-	cfg = cfg.withDefaults()
-	if err := spec.Validate(); err != nil {
-		return nil, err
-	}
-	if !opt.Dst.IsValid() || opt.Dst.Port() == 0 {
-		return nil, fmt.Errorf("udp send: destination %v: want an address and a port", opt.Dst)
-	}
-	if err := checkHalf(cfg.Namespace, spec, send, opt.Src, "udp send"); err != nil {
-		return nil, err
-	}
-	rate := max(spec.RateFPS, rateChangeFPS(spec))
-	if opt.MaxFPS > 0 && (rate == 0 || rate*float64(len(send)) > opt.MaxFPS*(1+1e-9)) {
-		return nil, fmt.Errorf("udp send: %d streams at %.0f fps (0: as fast as possible) exceed the cap of %.0f fps", len(send), rate, opt.MaxFPS)
-	}
-	// The learning datagrams (one per flow) are paced at the cap too, and
-	// must all be sent within the learning wait.
-	wait := max(spec.Learning, udpMinLearning)
-	learnGap := time.Duration(0)
-	nLearn := 0
-	for _, s := range send {
-		nLearn += max(s.Flows, 1)
-	}
-	if opt.MaxFPS > 0 {
-		learnGap = time.Duration(float64(time.Second) / opt.MaxFPS)
-		if float64(nLearn-1)/opt.MaxFPS*float64(time.Second) >= float64(wait) {
-			return nil, fmt.Errorf("udp send: %d learning datagrams at the cap of %.0f fps do not fit the %v learning wait", nLearn, opt.MaxFPS, wait)
-		}
-	}
-	proto := framing.IPv4UDP
-	if opt.Dst.Addr().Is6() {
-		proto = framing.IPv6UDP
-	}
-	payloadLen := framing.UDPPayloadSize(spec.FrameSize, proto, false)
-	u := &UDPSend{spec: spec, cfg: cfg, done: make(chan struct{})}
-	for _, s := range send {
-		st := newStreamState(s)
-		if spec.BurstFrames > 0 {
-			st.pacer = Pacer{RateFPS: spec.RateFPS, Total: uint64(spec.BurstFrames), MaxBatch: cfg.Batch}
-		} else {
-			st.pacer = NewDurationPacer(spec.RateFPS, spec.Duration, spec.RateChange, min(cfg.Batch, pacedBatch))
-		}
-		stx := &udpStreamTx{st: st}
-		u.streams = append(u.streams, stx)
-		for f := 0; f < max(s.Flows, 1); f++ {
-			fl, err := openUDPFlow(cfg.Namespace, opt.Src, opt.Dst, cfg.SocketBuffer, payloadLen, cfg.Batch)
-			if err != nil {
-				u.close()
-				return nil, fmt.Errorf("udp send stream %d flow %d: %w", s.ID, f, err)
-			}
-			stx.flows = append(stx.flows, fl)
-			// Defence in depth: the kernel sends this socket's datagrams
-			// only to its connected peer; check that it is opt.Dst.
-			if p, ok := fl.conn.RemoteAddr().(interface{ AddrPort() netip.AddrPort }); !ok || p.AddrPort() != opt.Dst {
-				u.close()
-				return nil, fmt.Errorf("udp send stream %d: socket connected to %v, not the allowed destination %v", s.ID, fl.conn.RemoteAddr(), opt.Dst)
-			}
-		}
-	}
-	stopCtx := context.AfterFunc(ctx, func() { u.stop.Store(true) })
-	var deadline *time.Timer
-	if !opt.Deadline.IsZero() {
-		deadline = time.AfterFunc(time.Until(opt.Deadline), func() { u.stop.Store(true) })
-	}
-	go func() {
-		defer close(u.done)
-		defer stopCtx()
-		if deadline != nil {
-			defer deadline.Stop()
-		}
-		t0 := time.Now()
-		i := 0
-		for _, s := range u.streams {
-			for _, fl := range s.flows {
-				if u.stop.Load() {
-					break
-				}
-				if d := time.Until(t0.Add(time.Duration(i) * learnGap)); d > 0 {
-					time.Sleep(d)
-				}
-				_, _ = fl.conn.Write(fl.learn)
-				i++
-			}
-		}
-		for time.Since(t0) < wait && !u.stop.Load() {
-			time.Sleep(min(5*time.Millisecond, wait-time.Since(t0)))
-		}
-		t := &udpTransmitter{streams: u.streams, runID: runID, stop: &u.stop, tagAfter: spec.TagAfter, cpu: -1, where: "udp sender", hardStop: hardStop(spec)}
-		if !opt.Deadline.IsZero() {
-			if d := time.Until(opt.Deadline); t.hardStop == 0 || d < t.hardStop {
-				t.hardStop = max(d, time.Nanosecond)
-			}
-		}
-		if !u.stop.Load() {
-			u.err = t.run()
-		}
-		u.close()
-	}()
-	return u, nil
-}
-
-func (u *UDPSend) close() {
-	for _, s := range u.streams {
-		s.close()
-	}
-}
-
-// Done is closed when the sender has stopped and closed its sockets.
-func (u *UDPSend) Done() <-chan struct{} { return u.done }
-
-// Stop stops sending, if it has not stopped already, waits for the sender
-// to finish (one batch at most) and returns the counters. It may be called
-// more than once.
-func (u *UDPSend) Stop() (UDPSendResult, error) {
-	u.stop.Store(true)
-	<-u.done
-	u.once.Do(func() {
-		var lim limits
-		for _, s := range u.streams {
-			st := s.st
-			intended := u.spec.RateFPS
-			if st.pacer.RateFPS > 0 && st.pacer.Total > 1 {
-				intended = float64(st.pacer.Total-1) / st.pacer.SendTime(st.pacer.Total-1).Seconds()
-			}
-			r := st.result(intended)
-			r.Received, r.Lost, r.LastLossNs = 0, 0, -1
-			r.Latency, r.TaggedLatencyNs = LatencySummary{}, -1
-			u.res.Streams = append(u.res.Streams, r)
-			lim.add(generatorReasons(st, r, intended, u.cfg.TesterLimitTolerance, u.cfg.MaxLag, false))
-		}
-		if len(lim.reasons) > 0 {
-			u.res.TesterLimitReason = joinReasons(lim.reasons)
-		}
-		u.res.Paths = Paths{Transport: "udp", TX: "sendmmsg", TxSched: lastTxSched()}
-	})
-	return u.res, u.err
 }

@@ -1,0 +1,90 @@
+package trials
+
+import (
+	"fmt"
+	"time"
+)
+
+// hardStop is when a generator that falls behind is cut off: just after the
+// trial's duration, so the trial is marked tester-limited rather than run
+// long (0, none, for a burst).
+func hardStop(spec Spec) time.Duration {
+	if spec.BurstFrames > 0 {
+		return 0
+	}
+	return spec.Duration + spec.Duration/100 + 10*time.Millisecond
+}
+
+// intendedFPS is the rate a stream was meant to be offered at (frames/s):
+// the average planned rate of its pacer (RateChange included), or the
+// spec's rate when the pacer plans no rate.
+func intendedFPS(st *streamState, spec Spec) float64 {
+	if st.pacer.RateFPS > 0 && st.pacer.Total > 1 {
+		return float64(st.pacer.Total-1) / st.pacer.SendTime(st.pacer.Total-1).Seconds()
+	}
+	return spec.RateFPS
+}
+
+// pacedBatch caps the batch of paced streams: a batch's frames share one
+// transmit stamp and leave one after the other, so a small batch keeps the
+// stamp within tens of µs of each frame's departure (full-speed bursts and
+// calibration use Config.Batch).
+const pacedBatch = 32
+
+// sender is the index of the sending port of a direction.
+func sender(d Direction) int {
+	if d == BtoA {
+		return 1
+	}
+	return 0
+}
+
+func rateChangeFPS(s Spec) float64 {
+	if s.RateChange != nil {
+		return s.RateChange.RateFPS
+	}
+	return 0
+}
+
+// generatorReasons says why a stream's trial is tester-limited on the
+// sending side (both engines' rules; see the package doc): frames the kernel
+// refused, a generator behind its plan, an offered rate more than tol below
+// the intended fps, or a stall over maxLag whose catch-up burst could explain
+// the loss. Only the last is transient: the generator kept its rate but the
+// tester's host did not schedule it for a while.
+func generatorReasons(st *streamState, r StreamResult, intended, tol float64, maxLag time.Duration, stopped bool) (transient bool, reasons []string) {
+	switch {
+	case st.failed > 0:
+		return false, []string{fmt.Sprintf("stream %d: the kernel refused %d frames", st.spec.ID, st.failed)}
+	case st.pacer.Total > 0 && st.queued < st.pacer.Total && !stopped:
+		return false, []string{fmt.Sprintf("stream %d: generator sent %d of %d planned frames in time (behind the intended %.0f fps)",
+			st.spec.ID, st.queued, st.pacer.Total, intended)}
+	case st.pacer.RateFPS > 0 && st.pacer.Total > 1 && r.OfferedFPS < intended*(1-tol):
+		return false, []string{fmt.Sprintf("stream %d: generator offered %.0f fps, %.2f%% below the intended %.0f fps",
+			st.spec.ID, r.OfferedFPS, 100*(1-r.OfferedFPS/intended), intended)}
+	}
+	if why := StallReason(r, maxLag); why != "" {
+		return true, []string{why}
+	}
+	return false, nil
+}
+
+// trialPacer is the pacer of one stream of spec: a burst of
+// Spec.BurstFrames (batches of at most batch frames, or pacedBatch when
+// pacedBursts and the burst is paced), a timed trial at Spec.RateFPS
+// (batches of at most pacedBatch), or, at rate 0, unpaced batches of batch
+// frames stopped by the hard stop (calibration).
+func trialPacer(spec Spec, batch int, pacedBursts bool) Pacer {
+	switch {
+	case spec.BurstFrames > 0:
+		b := batch
+		if pacedBursts && spec.RateFPS > 0 {
+			b = min(b, pacedBatch)
+		}
+		return Pacer{RateFPS: spec.RateFPS, Total: uint64(spec.BurstFrames), MaxBatch: b}
+	case spec.RateFPS > 0:
+		return NewDurationPacer(spec.RateFPS, spec.Duration, spec.RateChange, min(batch, pacedBatch))
+	default:
+		return Pacer{MaxBatch: batch}
+	}
+}
