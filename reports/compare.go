@@ -387,7 +387,10 @@ func WriteComparison(w io.Writer, c Comparison) error {
 		k string
 		r RunSummary
 	}{{"A", c.A}, {"B", c.B}} {
-		fmt.Fprintf(bw, "  %s: %s\n     %s; %s link; started %s\n", s.k, s.r.Label, orDash(s.r.DUT), bitRate(s.r.LinkBps), when(s.r.Started))
+		fmt.Fprintf(bw, "  %s: %s\n", s.k, escapeControl(s.r.Label))
+		if err := writeWrapped(bw, "     ", "     ", escapeControl(fmt.Sprintf("%s; %s link; started %s", orDash(s.r.DUT), bitRate(s.r.LinkBps), when(s.r.Started)))); err != nil {
+			return err
+		}
 	}
 	for _, n := range c.Notes {
 		fmt.Fprintln(bw, "  Note: "+n)
@@ -547,7 +550,10 @@ func WriteRuns(w io.Writer, rs Runs) error {
 	fmt.Fprintf(bw, "RFC 2544 comparison of %d runs\n", len(rs.Runs))
 	cols := []string{">Frame size (B)"}
 	for i, r := range rs.Runs {
-		fmt.Fprintf(bw, "  %d: %s\n     %s; %s link; started %s\n", i+1, r.Label, orDash(r.DUT), bitRate(r.LinkBps), when(r.Started))
+		fmt.Fprintf(bw, "  %d: %s\n", i+1, escapeControl(r.Label))
+		if err := writeWrapped(bw, "     ", "     ", escapeControl(fmt.Sprintf("%s; %s link; started %s", orDash(r.DUT), bitRate(r.LinkBps), when(r.Started)))); err != nil {
+			return err
+		}
 		cols = append(cols, ">"+r.Label)
 	}
 	t := newTable(TableThroughput, "Throughput (fps, RFC 2544 §26.1)", cols...)
