@@ -37,3 +37,52 @@ func TestGoldenCharts(t *testing.T) {
 		})
 	}
 }
+
+// TestLogTicksLabelEnds: a log axis inside one decade (the CDF of 20 to
+// 37 µs) still has labels, at least at its lowest and highest tick.
+func TestLogTicksLabelEnds(t *testing.T) {
+	for _, r := range [][2]float64{{20, 37}, {21, 29}, {1, 1e4}, {11, 44}} {
+		var labels []string
+		for _, tk := range (logTicks{}).Ticks(r[0], r[1]) {
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if len(labels) < 2 {
+			t.Errorf("log axis %v: labels %q, want at least the two ends", r, labels)
+		}
+	}
+}
+
+// TestChartsScaledToData: the loss axis follows the data (0.3 % must not
+// look like none), and every measured frame size is a tick, labelled unless
+// within a fifth of an octave of a larger one (1280 beside 1518 is).
+func TestChartsScaledToData(t *testing.T) {
+	res := loadFixture(t, fixture1500)
+	p, err := FrameLossChart(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maxLoss := 0.0
+	for _, r := range res.FrameLoss {
+		for _, pt := range r.Points {
+			maxLoss = max(maxLoss, pt.LossPercent)
+		}
+	}
+	if p.Y.Max > maxLoss*1.2 || p.Y.Max < maxLoss {
+		t.Errorf("loss axis up to %g%% for data up to %g%%", p.Y.Max, maxLoss)
+	}
+	tp, err := ThroughputChart(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]bool{}
+	for _, tk := range tp.X.Tick.Marker.Ticks(tp.X.Min, tp.X.Max) {
+		labels[tk.Label] = true
+	}
+	for _, want := range []string{"64", "128", "256", "512", "1024", "1280", "1522"} {
+		if !labels[want] {
+			t.Errorf("throughput x axis lacks a label at %s: %v", want, labels)
+		}
+	}
+}

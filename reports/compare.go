@@ -447,7 +447,7 @@ func ComparisonChart(c Comparison) (*plot.Plot, error) {
 		}
 		ymax = math.Max(ymax, y)
 	}
-	p.Y.Max = ymax * 1.35
+	p.Y.Max = ymax * 1.05
 	return p, nil
 }
 
@@ -623,10 +623,10 @@ func RunsChart(rs Runs) (*plot.Plot, error) {
 	if logY {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = logTicks{}
-		p.Y.Min, p.Y.Max = ymin/2, ymax*3
+		p.Y.Min, p.Y.Max = ymin/1.5, ymax*1.5
 	} else {
 		p.Y.Tick.Marker = humanTicks{}
-		p.Y.Min, p.Y.Max = 0, ymax*1.35
+		p.Y.Min, p.Y.Max = 0, ymax*1.05
 	}
 	return p, nil
 }
