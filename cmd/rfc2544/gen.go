@@ -23,7 +23,6 @@ func init() {
 
 func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var (
 		ns     = fs.String("ns", "", "network namespace of the interface (empty: the current one)")
 		dev    = fs.String("dev", "", "interface to send on (required)")
@@ -47,10 +46,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fps, err = rate.ParseFrames(v)
 		return err
 	})
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: rfc2544 gen --dev IF --dmac MAC [--frame 64] [--secs 5s] [--rate FPS]\n\nBenchmark mode: the generator alone, no receiver, no ARP.")
-		fs.PrintDefaults()
-	}
+	helpOn(fs, stdout, "Usage: rfc2544 gen --dev IF --dmac MAC [--frame 64] [--secs 5s] [--rate FPS]\n\nBenchmark mode: the generator alone, no receiver, no ARP.\n")
 	if err := fs.Parse(fixSecs(args)); err != nil {
 		if err == flag.ErrHelp {
 			return nil

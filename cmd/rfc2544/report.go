@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -335,11 +334,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // printVerbHelp writes a verb's help text and then its flags.
 func printVerbHelp(w io.Writer, help string, fs *flag.FlagSet) {
 	fmt.Fprint(w, help)
-	var b bytes.Buffer
-	fs.SetOutput(&b)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
-	fmt.Fprint(w, b.String())
+	printFlags(w, fs)
 }
 
 func joinChartKinds(k []reports.ChartKind) string {
