@@ -118,6 +118,7 @@ func TestBadInput(t *testing.T) {
 		{"plan negative reps", plan("negative-reps.yaml"), []string{"latency.repetitions", "-3"}},
 		{"plan min above max", plan("min-above-max.yaml"), []string{"throughput.min_percent", "max_percent"}},
 		{"plan burst cap", plan("burst-cap.yaml"), []string{"back_to_back.burst_cap", "30s"}},
+		{"plan link rate in bytes", plan("link-bps-bytes.yaml"), []string{"line 1", "link_bps", "(400 Mbit/s)", "(50 Mbit/s)"}},
 		// Ports, addresses and interfaces.
 		{"no ports", []string{"run"}, []string{"no ports", "--lab", "--port-a", "--transport sim"}},
 		{"sim with a lab", append(sim, "--lab"), []string{"--transport sim", "drop --lab"}},

@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
 func TestBuildVersion(t *testing.T) {
@@ -49,6 +51,20 @@ func TestHelpSameWay(t *testing.T) {
 			if strings.HasPrefix(l, "  -") && !strings.HasPrefix(l, "  --") {
 				t.Errorf("%v --help: a flag printed Go's way: %q", args, l)
 			}
+		}
+	}
+}
+
+// TestPlanRateGrammar: a plan's link_bps reads the flags' rate grammar.
+func TestPlanRateGrammar(t *testing.T) {
+	base, err := rfc2544.DefaultPlan("quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]float64{"10G": 10e9, "2.5Gbit/s": 2.5e9, "100mbit": 100e6, "1e9": 1e9, "10000000000": 10e9} {
+		p, given, err := parsePlan("plan.yaml", []byte("link_bps: "+in+"\n"), base)
+		if err != nil || p.LinkBps != want || !given["link_bps"] {
+			t.Errorf("link_bps: %s: got %g, %v (given %v); want %g", in, p.LinkBps, err, given, want)
 		}
 	}
 }
