@@ -449,10 +449,11 @@ func addThroughput(p *plot.Plot, res *rfc2544.Results, st throughputStyle, minSi
 		p.Legend.Add(label(lbl), s)
 	}
 	if pdr := pdrPoints(res); st.measured && len(pdr) > 0 {
-		s, err := markers(pdr, colorOf(c+2), draw.SquareGlyph{})
+		s, err := markers(pdr, colorOf(c), draw.RingGlyph{})
 		if err != nil {
 			return 0, fmt.Errorf("throughput chart: %w", err)
 		}
+		s.GlyphStyle.Radius = vg.Points(6) // a ring around the NDR marker when they coincide
 		p.Add(s)
 		p.Legend.Add(label("PDR (conditional throughput, loss goal > 0)"), s)
 		found = append(found, pdr...) // for the y range

@@ -430,7 +430,7 @@ func ComparisonChart(c Comparison) (*plot.Plot, error) {
 	for i, side := range []struct {
 		res   *rfc2544.Results
 		label string
-	}{{c.a, "A " + c.A.Label}, {c.b, "B " + c.B.Label}} {
+	}{{c.a, sideLabel("A", c.A.Label)}, {c.b, sideLabel("B", c.B.Label)}} {
 		if len(side.res.Throughput) == 0 {
 			continue
 		}
@@ -467,6 +467,14 @@ func addThroughputNamed(p *plot.Plot, res *rfc2544.Results, st throughputStyle, 
 		return 0, err
 	}
 	return math.Max(y, lineRateFPS(res, int(lo))), nil
+}
+
+// sideLabel names run A or B in a legend: "A", or "A mtu1500.json".
+func sideLabel(side, label string) string {
+	if label == "" || label == side {
+		return side
+	}
+	return side + " " + label
 }
 
 // WriteComparisonChart draws ComparisonChart in format.
