@@ -156,7 +156,7 @@ func Format(bps float64) string {
 }
 
 // ErrBytes is wrapped by the error for a byte-rate spelling.
-var ErrBytes = errors.New("a byte rate")
+var ErrBytes = errors.New("a byte-rate spelling")
 
 // split cuts s into its number and its unit: "1.5e9bit" is "1.5e9", "bit".
 func split(s string) (num, unit string) {
@@ -212,7 +212,7 @@ func parseUnit(num, unit string, v float64) (Kind, float64, error) {
 			m = 1
 		}
 		n := num + unit
-		return 0, 0, fmt.Errorf("%s is ambiguous, %w: tc reads it as bytes per second (%s), common usage as bits per second (%s); write %s for %s, or %s for tc's reading",
+		return 0, 0, fmt.Errorf("%s is ambiguous (%w): tc reads it as bytes per second (%s), common usage as bits per second (%s); write %s for %s, or %s for tc's reading",
 			n, ErrBytes, Format(v*m*8), Format(v*m), num+prefixUnit(p)+"bit/s", Format(v*m), strconv.FormatFloat(v*8, 'g', -1, 64)+prefixUnit(p)+"bit/s")
 	}
 	for _, suf := range []string{"bits/s", "bit/s", "b/s", "bps", "bits", "bit"} {
