@@ -14,7 +14,7 @@ import (
 // TestReportFitsWidth: the main job's report (all tests, the seven sizes
 // plus a size the path cannot carry, bidirectional), here against the
 // simulated DUT, has no line wider than reports.Width columns, on stdout
-// and in report.txt.
+// and in report.txt; its JSON files are not HTML-escaped.
 func TestReportFitsWidth(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	stdout, _, err := runCLI(t, context.Background(), "run", "--transport", "sim", "--profile", "quick", "--bidir",
@@ -25,6 +25,16 @@ func TestReportFitsWidth(t *testing.T) {
 	file, err := os.ReadFile(filepath.Join(out, "report.txt"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The JSON files read as written: "A->B", not "A-\u003eB".
+	for _, name := range []string{"results.json", journalName} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), `\u003e`) || !strings.Contains(string(b), `"A->B"`) {
+			t.Errorf("%s is HTML-escaped or lacks \"A->B\"", name)
+		}
 	}
 	for name, text := range map[string]string{"stdout": stdout, "report.txt": string(file)} {
 		if !strings.Contains(text, "Throughput (RFC 2544 §26.1)") {
