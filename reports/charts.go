@@ -262,9 +262,9 @@ func human(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// logTicks labels a log axis at 1, 2 and 5 times every power of ten, and
-// always at its lowest and highest tick, so a range inside one decade (20
-// to 37 µs) still reads; with no tick inside the range, its ends are
+// logTicks labels a log axis at 1, 2 and 5 times every power of ten and at
+// its lowest and highest tick, so a range inside one decade (20 to 37 µs)
+// still reads at both ends; with no tick inside the range, its ends are
 // ticks.
 type logTicks struct{}
 
@@ -289,8 +289,20 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 	if len(ticks) == 0 {
 		return []plot.Tick{{Value: min, Label: human3(min)}, {Value: max, Label: human3(max)}}
 	}
-	ticks[0].Label = human(ticks[0].Value)
-	ticks[len(ticks)-1].Label = human(ticks[len(ticks)-1].Value)
+	// Label the end ticks; a label of an inner tick so near an end that
+	// the two would collide (within 6 % of the axis) gives way.
+	span := math.Log10(max / min)
+	ends := []int{0, len(ticks) - 1}
+	for _, i := range ends {
+		ticks[i].Label = human(ticks[i].Value)
+	}
+	for j := 1; j < len(ticks)-1; j++ {
+		for _, i := range ends {
+			if math.Abs(math.Log10(ticks[j].Value/ticks[i].Value)) < 0.06*span {
+				ticks[j].Label = ""
+			}
+		}
+	}
 	return ticks
 }
 

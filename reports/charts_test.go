@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,15 +42,24 @@ func TestGoldenCharts(t *testing.T) {
 // TestLogTicksLabelEnds: a log axis inside one decade (the CDF of 20 to
 // 37 µs) still has labels, at least at its lowest and highest tick.
 func TestLogTicksLabelEnds(t *testing.T) {
-	for _, r := range [][2]float64{{20, 37}, {21, 29}, {1, 1e4}, {11, 44}} {
+	for _, r := range [][2]float64{{20, 37}, {21, 29}, {1, 1e4}, {11, 44}, {8.6, 7800}} {
+		ticks := (logTicks{}).Ticks(r[0], r[1])
 		var labels []string
-		for _, tk := range (logTicks{}).Ticks(r[0], r[1]) {
+		var at []float64
+		for _, tk := range ticks {
 			if tk.Label != "" {
-				labels = append(labels, tk.Label)
+				labels, at = append(labels, tk.Label), append(at, tk.Value)
 			}
 		}
-		if len(labels) < 2 {
-			t.Errorf("log axis %v: labels %q, want at least the two ends", r, labels)
+		if len(labels) < 2 || ticks[0].Label == "" || ticks[len(ticks)-1].Label == "" {
+			t.Errorf("log axis %v: labels %q, want the two ends labelled", r, labels)
+		}
+		// Labels do not collide: 6 % of the axis apart at least (9
+		// beside 10 on a 9…7800 axis did).
+		for i := 1; i < len(at); i++ {
+			if math.Log10(at[i]/at[i-1]) < 0.06*math.Log10(r[1]/r[0]) {
+				t.Errorf("log axis %v: labels %q and %q collide", r, labels[i-1], labels[i])
+			}
 		}
 	}
 }
