@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rfc2544/rfc2544/internal/rate"
 )
 
 // Topology is the shape of a lab.
@@ -372,29 +374,17 @@ func checkPercent(field string, v float64) error {
 	return nil
 }
 
-// ParseRate parses a rate the way tc does: a number with a unit of bit,
-// kbit, mbit, gbit or tbit (bits per second, powers of 1000) or bps, kbps,
-// mbps, gbps (bytes per second). "50mbit" is 50,000,000 bit/s. An empty
+// ParseRate parses a shaping rate in the module's one rate grammar
+// (internal/rate): bits per second, e.g. 50mbit, 50M or 1.5Gbit/s; a byte
+// spelling such as 50mbps (tc's bytes per second) is refused. An empty
 // string or "0" is zero (not shaped).
 func ParseRate(s string) (uint64, error) {
-	if s == "" || s == "0" {
+	if t := strings.TrimSpace(s); t == "" || t == "0" {
 		return 0, nil
 	}
-	num, unit := splitUnit(s)
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v < 0 || math.IsInf(v, 0) || num == "" {
-		return 0, fmt.Errorf("invalid rate %q: use a number and a unit, e.g. 50mbit or 1gbit", s)
-	}
-	mult := map[string]float64{
-		"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "tbit": 1e12,
-		"bps": 8, "kbps": 8e3, "mbps": 8e6, "gbps": 8e9,
-	}[strings.ToLower(unit)]
-	if mult == 0 {
-		return 0, fmt.Errorf("invalid rate %q: unit %q unknown, use bit, kbit, mbit, gbit (or bps, kbps, mbps for bytes/s), e.g. 50mbit", s, unit)
-	}
-	bps := v * mult
-	if bps > 1e13 {
-		return 0, fmt.Errorf("invalid rate %q: above 10tbit", s)
+	bps, err := rate.ParseBits(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid rate %q: %w", s, err)
 	}
 	return uint64(math.Round(bps)), nil
 }

@@ -23,11 +23,17 @@ func TestParseRate(t *testing.T) {
 		{name: "mbit", in: "50mbit", want: 50e6},
 		{name: "gbit fraction", in: "1.5gbit", want: 1.5e9},
 		{name: "kbit upper", in: "500Kbit", want: 500e3},
-		{name: "bytes per second", in: "1mbps", want: 8e6},
+		{name: "M suffix", in: "50M", want: 50e6},
+		{name: "G suffix", in: "1G", want: 1e9},
+		{name: "Mbit/s", in: "50Mbit/s", want: 50e6},
+		{name: "bare bits", in: "50000000", want: 50e6},
+		{name: "tc bytes refused", in: "1mbps", wantErr: "tc reads it as bytes per second (8 Mbit/s)"},
+		{name: "MBps refused", in: "1MBps", wantErr: "(1 Mbit/s)"},
 		{name: "empty", in: "", want: 0},
-		{name: "no unit", in: "50", wantErr: "unit"},
+		{name: "zero", in: "0", want: 0},
+		{name: "no unit", in: "50", wantErr: "did you mean 50M"},
 		{name: "typo", in: "50mbt", wantErr: `unit "mbt" unknown`},
-		{name: "negative", in: "-5mbit", wantErr: "e.g. 50mbit"},
+		{name: "negative", in: "-5mbit", wantErr: "positive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -38,7 +38,7 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{}
 	fs.StringVar(&f.topology, "topology", "router", "lab `shape`: router (A-DUT-B) or loop (A wired to B, no DUT)")
 	fs.StringVar(&f.dut, "dut", "kernel", "DUT `kind`: kernel (Linux forwarding, tc, nftables) or relay (user-space forwarder)")
-	fs.StringVar(&f.rate, "rate", "", "shaped `rate` of the DUT, both directions, e.g. 50mbit (units bit, kbit, mbit, gbit)")
+	fs.StringVar(&f.rate, "rate", "", "shaped `rate` of the DUT in bits per second, both directions, e.g. 50M, 50mbit or 1Gbit/s (tc's byte units such as mbps are refused)")
 	fs.StringVar(&f.rateAB, "rate-ab", "", "shaped `rate` from A to B (overrides --rate)")
 	fs.StringVar(&f.rateBA, "rate-ba", "", "shaped `rate` from B to A (overrides --rate)")
 	fs.StringVar(&f.burst, "burst", "", "token bucket `size` with --rate, e.g. 64kb (default 10ms at the rate)")

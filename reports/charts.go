@@ -114,19 +114,40 @@ func AvailableCharts(res *rfc2544.Results) []ChartKind {
 	return out
 }
 
-// WritePlot writes p at ChartWidth × ChartHeight in format.
+// WritePlot writes p at ChartWidth × ChartHeight in format, its legend
+// under the chart (never over the data).
 func WritePlot(w io.Writer, p *plot.Plot, format ImageFormat) error {
 	if _, err := ParseImageFormat(string(format)); err != nil {
 		return err
 	}
-	wt, err := p.WriterTo(ChartWidth, ChartHeight, string(format))
+	c, err := draw.NewFormattedCanvas(ChartWidth, ChartHeight, string(format))
 	if err != nil {
 		return fmt.Errorf("render %s chart: %w", format, err)
 	}
-	if _, err := wt.WriteTo(w); err != nil {
+	drawOutsideLegend(draw.New(c), p)
+	if _, err := c.WriteTo(w); err != nil {
 		return fmt.Errorf("write %s chart: %w", format, err)
 	}
 	return nil
+}
+
+// drawOutsideLegend draws p on dc with its legend in a band under it.
+func drawOutsideLegend(dc draw.Canvas, p *plot.Plot) {
+	leg := p.Legend
+	r := leg.Rectangle(dc)
+	height := r.Max.Y - r.Min.Y
+	if height <= 0 { // no entries
+		p.Draw(dc)
+		return
+	}
+	pad := vg.Points(6)
+	band := height + 2*pad
+	p.Legend = plot.NewLegend()
+	p.Draw(draw.Crop(dc, 0, 0, band, 0))
+	p.Legend = leg
+	lc := draw.Crop(dc, vg.Points(48), 0, 0, -(dc.Max.Y - dc.Min.Y - band + pad))
+	leg.Top, leg.Left, leg.XOffs, leg.YOffs = true, true, 0, 0
+	leg.Draw(lc)
 }
 
 // palette is ten distinguishable colours (Tableau 10), one per series.
@@ -156,31 +177,49 @@ func newPlot(title, x, y string) *plot.Plot {
 	return p
 }
 
-// frameSizeAxis puts frame sizes on a log axis with labelled ticks at 1518,
-// at the largest size, and at the powers of two not too close to those.
-func frameSizeAxis(a *plot.Axis, minSize, maxSize float64) {
+// frameSizeAxis puts frame sizes on a log axis. With sizes (the measured
+// ones) every size is a labelled tick, but for one within a fifth of an
+// octave of a larger one; without, 1518, the largest size and the powers
+// of two not too close to those are.
+func frameSizeAxis(a *plot.Axis, minSize, maxSize float64, sizes ...float64) {
 	a.Scale = plot.LogScale{}
 	a.Min, a.Max = minSize/1.15, maxSize*1.15
 	labelled := []float64{maxSize}
-	if 1518 >= a.Min && 1518 <= a.Max && math.Abs(math.Log2(maxSize/1518)) > 0.35 {
-		labelled = append(labelled, 1518)
-	}
-	for v := 32.0; v <= 16384; v *= 2 {
-		if v < a.Min || v > a.Max {
-			continue
+	if len(sizes) > 0 {
+		sizes = slices.Clone(sizes)
+		slices.Sort(sizes)
+		for i := len(sizes) - 1; i >= 0; i-- {
+			if v := sizes[i]; math.Abs(math.Log2(labelled[len(labelled)-1]/v)) >= 0.22 {
+				labelled = append(labelled, v)
+			}
 		}
-		near := false
-		for _, l := range labelled {
-			near = near || math.Abs(math.Log2(v/l)) < 0.35
+	} else {
+		if 1518 >= a.Min && 1518 <= a.Max && math.Abs(math.Log2(maxSize/1518)) > 0.35 {
+			labelled = append(labelled, 1518)
 		}
-		if !near {
-			labelled = append(labelled, v)
+		for v := 32.0; v <= 16384; v *= 2 {
+			if v < a.Min || v > a.Max {
+				continue
+			}
+			near := false
+			for _, l := range labelled {
+				near = near || math.Abs(math.Log2(v/l)) < 0.35
+			}
+			if !near {
+				labelled = append(labelled, v)
+			}
 		}
 	}
 	slices.Sort(labelled)
+	labelled = slices.Compact(labelled)
 	var ticks []plot.Tick
 	for _, v := range labelled {
 		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.Itoa(int(v))})
+	}
+	for _, v := range sizes {
+		if !slices.Contains(labelled, v) {
+			ticks = append(ticks, plot.Tick{Value: v}) // a tick without a label
+		}
 	}
 	a.Tick.Marker = plot.ConstantTicks(ticks)
 }
@@ -223,7 +262,10 @@ func human(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// logTicks labels a log axis at 1, 2 and 5 times every power of ten.
+// logTicks labels a log axis at 1, 2 and 5 times every power of ten and at
+// its lowest and highest tick, so a range inside one decade (20 to 37 µs)
+// still reads at both ends; with no tick inside the range, its ends are
+// ticks.
 type logTicks struct{}
 
 func (logTicks) Ticks(min, max float64) []plot.Tick {
@@ -244,7 +286,40 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 			ticks = append(ticks, t)
 		}
 	}
+	if len(ticks) == 0 {
+		return []plot.Tick{{Value: min, Label: human3(min)}, {Value: max, Label: human3(max)}}
+	}
+	// Label the end ticks; a label of an inner tick so near an end that
+	// the two would collide (within 6 % of the axis) gives way.
+	span := math.Log10(max / min)
+	ends := []int{0, len(ticks) - 1}
+	for _, i := range ends {
+		ticks[i].Label = human(ticks[i].Value)
+	}
+	for j := 1; j < len(ticks)-1; j++ {
+		for _, i := range ends {
+			if math.Abs(math.Log10(ticks[j].Value/ticks[i].Value)) < 0.06*span {
+				ticks[j].Label = ""
+			}
+		}
+	}
 	return ticks
+}
+
+// human3 is human with three significant digits.
+func human3(v float64) string {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	return human(r)
+}
+
+// markers is a scatter of xys in colour c with glyph.
+func markers(xys plotter.XYs, c color.Color, glyph draw.GlyphDrawer) (*plotter.Scatter, error) {
+	s, err := plotter.NewScatter(xys)
+	if err != nil {
+		return nil, err
+	}
+	s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(4), Shape: glyph}
+	return s, nil
 }
 
 func line(xys plotter.XYs, c color.Color, dashed bool, glyph draw.GlyphDrawer) (*plotter.Line, *plotter.Scatter, error) {
@@ -273,15 +348,17 @@ func ThroughputChart(res *rfc2544.Results) (*plot.Plot, error) {
 		fmt.Sprintf("Throughput (frames/s, %d stream(s))", streams(res)))
 	p.Y.Tick.Marker = humanTicks{}
 	p.Y.Min = 0
-	p.Legend.Top = true
 	minSize, maxSize := sizeRange(res)
-	frameSizeAxis(&p.X, minSize, maxSize)
+	var sizes []float64
+	for _, r := range res.Throughput {
+		sizes = append(sizes, float64(r.FrameSize))
+	}
+	frameSizeAxis(&p.X, minSize, maxSize, sizes...)
 	ymax, err := addThroughput(p, res, throughputStyle{theory: true, calibration: true, measured: true}, minSize, maxSize)
 	if err != nil {
 		return nil, err
 	}
-	// Room at the top for the legend.
-	p.Y.Max = ymax * 1.3
+	p.Y.Max = ymax * 1.05
 	return p, nil
 }
 
@@ -370,25 +447,27 @@ func addThroughput(p *plot.Plot, res *rfc2544.Results, st throughputStyle, minSi
 		if glyph == nil {
 			glyph = draw.CircleGlyph{}
 		}
-		l, s, err := line(found, colorOf(c), false, glyph)
+		// Markers only: a line between measured sizes would claim
+		// throughputs nobody measured (and cross the line-rate curve).
+		s, err := markers(found, colorOf(c), glyph)
 		if err != nil {
 			return 0, fmt.Errorf("throughput chart: %w", err)
 		}
-		l.Dashes = st.dashes
-		p.Add(l, s)
+		p.Add(s)
 		lbl := "measured throughput"
 		if hasGoals(res) {
-			lbl = "throughput (first goal, e.g. NDR)"
+			lbl = "NDR (throughput, first goal)"
 		}
-		p.Legend.Add(label(lbl), l, s)
+		p.Legend.Add(label(lbl), s)
 	}
 	if pdr := pdrPoints(res); st.measured && len(pdr) > 0 {
-		l, s, err := line(pdr, colorOf(c), true, draw.SquareGlyph{})
+		s, err := markers(pdr, colorOf(c), draw.RingGlyph{})
 		if err != nil {
 			return 0, fmt.Errorf("throughput chart: %w", err)
 		}
-		p.Add(l, s)
-		p.Legend.Add(label("PDR (conditional throughput, loss goal > 0)"), l, s)
+		s.GlyphStyle.Radius = vg.Points(6) // a ring around the NDR marker when they coincide
+		p.Add(s)
+		p.Legend.Add(label("PDR (conditional throughput, loss goal > 0)"), s)
 		found = append(found, pdr...) // for the y range
 	}
 	if len(limited) > 0 {
@@ -442,10 +521,12 @@ func LatencyChart(res *rfc2544.Results) (*plot.Plot, error) {
 		return nil, fmt.Errorf("results hold no latency measurements: the run did not include the latency test, or every size was skipped")
 	}
 	p := newPlot("Latency vs frame size at the throughput rate (RFC 2544 §26.2)", "Frame size (bytes, FCS included)", "Latency (µs, log scale)")
-	frameSizeAxis(&p.X, minSize, maxSize)
+	var sizes []float64
+	for _, xy := range mins {
+		sizes = append(sizes, xy.X)
+	}
+	frameSizeAxis(&p.X, minSize, maxSize, sizes...)
 	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
-	// Room above the highest curve for the legend: a factor of four on a
-	// log axis.
 	ylo, yhi := math.Inf(1), 0.0
 	for _, xy := range mins {
 		ylo = math.Min(ylo, xy.Y)
@@ -453,8 +534,7 @@ func LatencyChart(res *rfc2544.Results) (*plot.Plot, error) {
 	for _, xy := range maxs {
 		yhi = math.Max(yhi, xy.Y)
 	}
-	p.Y.Min, p.Y.Max = ylo/1.5, yhi*4
-	p.Legend.Top, p.Legend.Left = true, true
+	p.Y.Min, p.Y.Max = ylo/1.2, yhi*1.2
 	for i, s := range []struct {
 		name  string
 		xys   plotter.XYs
@@ -482,25 +562,34 @@ func FrameLossChart(res *rfc2544.Results) (*plot.Plot, error) {
 		return nil, fmt.Errorf("results hold no frame loss results: the run did not include that test")
 	}
 	p := newPlot("Frame loss rate vs offered load (RFC 2544 §26.3)", "Offered load (% of line rate)", "Frame loss (%)")
-	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 100, 0, 100
+	p.X.Min, p.X.Max, p.Y.Min = 0, 100, 0
 	p.X.Tick.Marker, p.Y.Tick.Marker = humanTicks{}, humanTicks{}
-	// Top left, below the 100% line a size that cannot pass draws.
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.YOffs = -vg.Points(24)
+	// The y axis is scaled to the data: 0.3 % loss must not look like
+	// none. Each size has its own colour, marker and dash, so equal
+	// series stay visible.
+	glyphs := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.RingGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
+	dashes := [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}, {vg.Points(8), vg.Points(3), vg.Points(2), vg.Points(3)}}
+	ymax := 0.0
 	for i, r := range res.FrameLoss {
 		var xys plotter.XYs
 		for _, pt := range r.Points {
 			xys = append(xys, plotter.XY{X: pt.OfferedPercent, Y: pt.LossPercent})
+			ymax = math.Max(ymax, pt.LossPercent)
 		}
 		if len(xys) == 0 {
 			continue
 		}
-		l, s, err := line(xys, colorOf(i), false, draw.CircleGlyph{})
+		l, s, err := line(xys, colorOf(i), false, glyphs[i%len(glyphs)])
 		if err != nil {
 			return nil, fmt.Errorf("frame loss chart: %w", err)
 		}
+		l.Dashes = dashes[i%len(dashes)]
 		p.Add(l, s)
 		p.Legend.Add(fmt.Sprintf("%d B", r.FrameSize), l, s)
+	}
+	p.Y.Max = 1 // no loss at all: 0 to 1 %
+	if ymax > 0 {
+		p.Y.Max = ymax * 1.1
 	}
 	return p, nil
 }
@@ -513,7 +602,6 @@ func LatencyCDFChart(res *rfc2544.Results) (*plot.Plot, error) {
 	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
 	p.Y.Min, p.Y.Max = 0, 100
 	p.Y.Tick.Marker = humanTicks{}
-	p.Legend.Top, p.Legend.Left = false, false
 	n := 0
 	for i, r := range res.Latency {
 		s := r.Summary
@@ -527,12 +615,19 @@ func LatencyCDFChart(res *rfc2544.Results) (*plot.Plot, error) {
 		if total <= 0 {
 			continue
 		}
+		// A step function: the share of frames at or below x holds
+		// from one bucket's upper value to the next; from 0 before the
+		// first.
 		var xys plotter.XYs
 		for _, b := range s.Buckets {
 			if b.UpToNs <= 0 {
 				continue
 			}
-			xys = append(xys, plotter.XY{X: float64(b.UpToNs) / 1e3, Y: float64(b.Cumulative) * 100 / total})
+			x := float64(b.UpToNs) / 1e3
+			if len(xys) == 0 {
+				xys = append(xys, plotter.XY{X: x, Y: 0})
+			}
+			xys = append(xys, plotter.XY{X: x, Y: float64(b.Cumulative) * 100 / total})
 		}
 		if len(xys) == 0 {
 			continue
@@ -541,7 +636,9 @@ func LatencyCDFChart(res *rfc2544.Results) (*plot.Plot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("latency cdf chart: %w", err)
 		}
+		l.StepStyle = plotter.PostStep
 		l.Color, l.Width = colorOf(i), vg.Points(1.5)
+		l.Dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}}[i%3]
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("%d B", r.FrameSize), l)
 		n++

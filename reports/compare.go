@@ -387,7 +387,10 @@ func WriteComparison(w io.Writer, c Comparison) error {
 		k string
 		r RunSummary
 	}{{"A", c.A}, {"B", c.B}} {
-		fmt.Fprintf(bw, "  %s: %s\n     %s; %s link; started %s\n", s.k, s.r.Label, orDash(s.r.DUT), bitRate(s.r.LinkBps), when(s.r.Started))
+		fmt.Fprintf(bw, "  %s: %s\n", s.k, escapeControl(s.r.Label))
+		if err := writeWrapped(bw, "     ", "     ", escapeControl(fmt.Sprintf("%s; %s link; started %s", orDash(s.r.DUT), bitRate(s.r.LinkBps), when(s.r.Started)))); err != nil {
+			return err
+		}
 	}
 	for _, n := range c.Notes {
 		fmt.Fprintln(bw, "  Note: "+n)
@@ -427,7 +430,7 @@ func ComparisonChart(c Comparison) (*plot.Plot, error) {
 	for i, side := range []struct {
 		res   *rfc2544.Results
 		label string
-	}{{c.a, "A " + c.A.Label}, {c.b, "B " + c.B.Label}} {
+	}{{c.a, sideLabel("A", c.A.Label)}, {c.b, sideLabel("B", c.B.Label)}} {
 		if len(side.res.Throughput) == 0 {
 			continue
 		}
@@ -444,7 +447,7 @@ func ComparisonChart(c Comparison) (*plot.Plot, error) {
 		}
 		ymax = math.Max(ymax, y)
 	}
-	p.Y.Max = ymax * 1.35
+	p.Y.Max = ymax * 1.05
 	return p, nil
 }
 
@@ -464,6 +467,14 @@ func addThroughputNamed(p *plot.Plot, res *rfc2544.Results, st throughputStyle, 
 		return 0, err
 	}
 	return math.Max(y, lineRateFPS(res, int(lo))), nil
+}
+
+// sideLabel names run A or B in a legend: "A", or "A mtu1500.json".
+func sideLabel(side, label string) string {
+	if label == "" || label == side {
+		return side
+	}
+	return side + " " + label
 }
 
 // WriteComparisonChart draws ComparisonChart in format.
@@ -547,7 +558,10 @@ func WriteRuns(w io.Writer, rs Runs) error {
 	fmt.Fprintf(bw, "RFC 2544 comparison of %d runs\n", len(rs.Runs))
 	cols := []string{">Frame size (B)"}
 	for i, r := range rs.Runs {
-		fmt.Fprintf(bw, "  %d: %s\n     %s; %s link; started %s\n", i+1, r.Label, orDash(r.DUT), bitRate(r.LinkBps), when(r.Started))
+		fmt.Fprintf(bw, "  %d: %s\n", i+1, escapeControl(r.Label))
+		if err := writeWrapped(bw, "     ", "     ", escapeControl(fmt.Sprintf("%s; %s link; started %s", orDash(r.DUT), bitRate(r.LinkBps), when(r.Started)))); err != nil {
+			return err
+		}
 		cols = append(cols, ">"+r.Label)
 	}
 	t := newTable(TableThroughput, "Throughput (fps, RFC 2544 §26.1)", cols...)
@@ -617,10 +631,10 @@ func RunsChart(rs Runs) (*plot.Plot, error) {
 	if logY {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = logTicks{}
-		p.Y.Min, p.Y.Max = ymin/2, ymax*3
+		p.Y.Min, p.Y.Max = ymin/1.5, ymax*1.5
 	} else {
 		p.Y.Tick.Marker = humanTicks{}
-		p.Y.Min, p.Y.Max = 0, ymax*1.35
+		p.Y.Min, p.Y.Max = 0, ymax*1.05
 	}
 	return p, nil
 }

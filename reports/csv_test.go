@@ -34,7 +34,7 @@ func TestGoldenTableSingle(t *testing.T) {
 	for _, tb := range Tables {
 		t.Run(string(tb), func(t *testing.T) {
 			var b bytes.Buffer
-			if err := WriteTable(&b, res, tb); err != nil {
+			if err := WriteTable(&b, res, tb, false); err != nil {
 				t.Fatal(err)
 			}
 			var all bytes.Buffer
@@ -66,7 +66,7 @@ func TestTableErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			for name, write := range map[string]func() error{
 				"csv":  func() error { return WriteCSV(&bytes.Buffer{}, tt.res, tt.table) },
-				"text": func() error { return WriteTable(&bytes.Buffer{}, tt.res, tt.table) },
+				"text": func() error { return WriteTable(&bytes.Buffer{}, tt.res, tt.table, false) },
 			} {
 				err := write()
 				if err == nil || !strings.Contains(err.Error(), tt.want) {

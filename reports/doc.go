@@ -13,7 +13,7 @@
 // back_to_back, system_recovery, probe):
 //
 //	WriteTables(w, res)          // metadata and every table, as testers print them
-//	WriteTable(w, res, table)    // one table
+//	WriteTable(w, res, table, wide) // one table
 //	WriteCSV(w, res, table)      // one table as CSV, units in the column names
 //	WriteHTML(w, res)            // self-contained page: metadata, tables, inline SVG charts, print CSS
 //

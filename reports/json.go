@@ -12,17 +12,20 @@ import (
 )
 
 // WriteJSON writes res as the versioned results file (results.json): indented
-// JSON, the schema field set to rfc2544.SchemaVersion. Every field is
-// documented in reports/SCHEMA.md.
+// JSON, the schema field set to rfc2544.SchemaVersion, text as written
+// ("A->B", not "A-\u003eB": no HTML escaping). Every field is documented in
+// reports/SCHEMA.md.
 func WriteJSON(w io.Writer, res *rfc2544.Results) error {
 	out := *res
 	out.Schema = rfc2544.SchemaVersion
-	b, err := json.MarshalIndent(&out, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(&out); err != nil {
 		return fmt.Errorf("encode results: %w", err)
 	}
-	b = append(b, '\n')
-	if _, err := w.Write(b); err != nil {
+	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
 	return nil
@@ -64,7 +67,29 @@ func ReadResults(r io.Reader) (*rfc2544.Results, error) {
 	if err := json.Unmarshal(b, res); err != nil {
 		return nil, jsonError(b, err)
 	}
+	if schema == 1 {
+		if err := fromSchema1(b, res); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
+}
+
+// fromSchema1 reads the fields schema 2 renamed: throughput[].fps is
+// throughput[].throughput_fps, the name the CSV always had.
+func fromSchema1(b []byte, res *rfc2544.Results) error {
+	var v1 struct {
+		Throughput []struct {
+			FPS float64 `json:"fps"`
+		} `json:"throughput"`
+	}
+	if err := json.Unmarshal(b, &v1); err != nil {
+		return jsonError(b, err)
+	}
+	for i := range min(len(v1.Throughput), len(res.Throughput)) {
+		res.Throughput[i].FPS = v1.Throughput[i].FPS
+	}
+	return nil
 }
 
 // ReadResultsFile reads the results file at path; errors name the file.

@@ -58,7 +58,7 @@ func TestReadResultsErrors(t *testing.T) {
 		{"corrupt at line 3", "{\n  \"schema\": 1,\n  \"tool\": \"x\",,\n}", []string{"not valid JSON at line 3, column 15", "byte 32"}},
 		{"truncated", "{\n  \"schema\": 1,\n  \"tool\": \"x\"", []string{"not valid JSON at line 3", "unexpected end of JSON input"}},
 		{"trailing garbage", "{\"schema\": 1} x", []string{"not valid JSON at line 1, column 15"}},
-		{"newer schema", `{"schema": 99, "tool": "rfc2544 v9"}`, []string{"schema 99", "newer than schema 1", "upgrade rfc2544"}},
+		{"newer schema", `{"schema": 99, "tool": "rfc2544 v9"}`, []string{"schema 99", "newer than schema 2", "upgrade rfc2544"}},
 		{"no schema", `{"tool": "iperf3"}`, []string{"no \"schema\" field", "not an rfc2544 results file"}},
 		{"schema zero", `{"schema": 0}`, []string{"schema 0", "start at 1"}},
 		{"schema not a number", `{"schema": "one"}`, []string{`schema "one"`, "whole number"}},
@@ -87,11 +87,11 @@ func TestReadResultsFileErrors(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := dir + "/new.json"
-	if err := os.WriteFile(path, []byte(`{"schema": 2}`), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(`{"schema": 3}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err = ReadResultsFile(path)
-	if err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), "schema 2") {
+	if err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), "schema 3") {
 		t.Errorf("newer file: error %v, want it to start with the path and name the schema", err)
 	}
 }
@@ -136,4 +136,29 @@ func FuzzReadResults(f *testing.F) {
 			t.Fatalf("round trip changed the file:\n%s", cmp.Diff(string(first), out2.String()))
 		}
 	})
+}
+
+// TestSchema1Reads: a schema 1 file's throughput fps (renamed
+// throughput_fps in schema 2) still reads.
+func TestSchema1Reads(t *testing.T) {
+	res, err := ReadResults(strings.NewReader(`{"schema": 1, "throughput": [{"frame_size": 64, "found": true, "fps": 1000, "trials": []}]}`))
+	if err != nil || len(res.Throughput) != 1 || res.Throughput[0].FPS != 1000 {
+		t.Fatalf("schema 1: %+v, %v", res, err)
+	}
+	res, err = ReadResults(strings.NewReader(`{"schema": 2, "throughput": [{"frame_size": 64, "found": true, "throughput_fps": 2000, "fps": 1000}]}`))
+	if err != nil || res.Throughput[0].FPS != 2000 {
+		t.Fatalf("schema 2: %+v, %v", res, err)
+	}
+}
+
+// TestJSONNotHTMLEscaped: directions and notes read as written.
+func TestJSONNotHTMLEscaped(t *testing.T) {
+	res := loadFixture(t, fixture1500)
+	var b bytes.Buffer
+	if err := WriteJSON(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); strings.Contains(s, `\u003e`) || strings.Contains(s, `\u003c`) || strings.Contains(s, `\u0026`) || !strings.Contains(s, `"A->B"`) {
+		t.Error("results.json escapes HTML characters or lacks \"A->B\"")
+	}
 }

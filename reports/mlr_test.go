@@ -34,7 +34,7 @@ func TestMLRReports(t *testing.T) {
 	if err := WriteTables(&text, res); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"NDR (fps)", "PDR (fps)", "Goal", "Duration (s)", "NDR final", "MLRsearch (RFC 9971) goals NDR", "conditional throughput"} {
+	for _, want := range []string{"NDR", "PDR", "(fps)", "Goal", "Duration", "(s)", "NDR final", "MLRsearch (RFC 9971) goals NDR", "conditional throughput"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q", want)
 		}

@@ -66,14 +66,21 @@ type table struct {
 	Header []string
 	// Right marks the columns whose cells align right (numbers).
 	Right []bool
-	Rows  [][]string
+	// Optional marks the columns a text table within Width columns may
+	// leave out (the wide layout and HTML keep them), first to last.
+	Optional []bool
+	Rows     [][]string
 	// Notes are printed under the table.
 	Notes []string
 }
 
 func newTable(name Table, title string, cols ...string) *table {
-	t := &table{Name: name, Title: title, Right: make([]bool, len(cols))}
+	t := &table{Name: name, Title: title, Right: make([]bool, len(cols)), Optional: make([]bool, len(cols))}
 	for i, c := range cols {
+		// A leading '~' marks a column the narrow text may leave out.
+		if r, ok := strings.CutPrefix(c, "~"); ok {
+			c, t.Optional[i] = r, true
+		}
 		// A leading '>' marks a numeric column.
 		if r, ok := strings.CutPrefix(c, ">"); ok {
 			c, t.Right[i] = r, true
@@ -116,7 +123,7 @@ func buildTables(res *rfc2544.Results, which Table) []*table {
 
 func throughputTable(res *rfc2544.Results) *table {
 	goals := hasGoals(res)
-	cols := []string{">Frame size (B)", ">Throughput (fps)", ">Mbit/s L1", ">Mbit/s L2", ">% of line rate", ">Line rate (fps)", ">Trials", "Note"}
+	cols := []string{">Frame size (B)", ">Throughput (fps)", ">Mbit/s L1", "~>Mbit/s L2", ">% of line rate", "~>Line rate (fps)", ">Trials", "Note"}
 	if goals {
 		cols = slices.Insert(cols, 5, ">NDR (fps)", ">PDR (fps)")
 	}
@@ -132,7 +139,7 @@ func throughputTable(res *rfc2544.Results) *table {
 			row = []string{size, "not found", dash, dash, dash, line, n, joinNotes(r.Reason, r.Note)}
 		case r.TesterLimited:
 			limited = true
-			row = []string{size, "≥ " + fps(r.FPS) + " (tester-limited)", "≥ " + mbps(r.L1Bps), "≥ " + mbps(r.L2Bps),
+			row = []string{size, "≥ " + fps(r.FPS), "≥ " + mbps(r.L1Bps), "≥ " + mbps(r.L2Bps),
 				"≥ " + pct(r.OfferedPercent), line, n, joinNotes("tester-limited: "+r.TesterLimitReason, r.Note)}
 		default:
 			row = []string{size, fps(r.FPS), mbps(r.L1Bps), mbps(r.L2Bps), pct(r.OfferedPercent), line, n, r.Note}
@@ -181,7 +188,7 @@ func throughputTable(res *rfc2544.Results) *table {
 		t.Notes = append(t.Notes, "* irregular goal result (RFC 9971 §4.6.4.2): a bound is missing or the bounds are wider than the goal width; see the JSON's goals[].note.")
 	}
 	if limited {
-		t.Notes = append(t.Notes, "≥ X (tester-limited): the tester could not offer more; the DUT forwarded everything it was given, so its throughput is at least X.")
+		t.Notes = append(t.Notes, "≥ X, tester-limited: the tester could not offer more; the DUT forwarded everything it was given, so its throughput is at least X.")
 	}
 	return t
 }
@@ -195,8 +202,8 @@ func searchLogTables(res *rfc2544.Results) []*table {
 			continue // the throughput table says why
 		}
 		t := newTable(TableSearchLog, fmt.Sprintf("Throughput search log, %d-byte frames", r.FrameSize),
-			">Step", "Goal", ">Duration (s)", ">Intended (%)", ">Offered (%)", ">Offered (fps)", ">Sent", ">Received", ">Frame loss (%)",
-			">Min latency (µs)", ">Avg latency (µs)", ">Max latency (µs)", "Outcome")
+			">Step", "Goal", ">Duration (s)", ">Intended (%)", ">Offered (%)", "~>Offered (fps)", ">Sent", "~>Received", ">Frame loss (%)",
+			">Lat. min (µs)", ">Lat. avg (µs)", ">Lat. max (µs)", "Outcome")
 		for _, tr := range r.Trials {
 			lmin, lavg, lmax := latencyCells(tr)
 			goal := tr.Goal
@@ -225,8 +232,8 @@ func latencyCells(tr rfc2544.TrialRecord) (string, string, string) {
 
 func latencyTable(res *rfc2544.Results) *table {
 	t := newTable(TableLatency, "Latency (RFC 2544 §26.2, RFC 5481)",
-		">Frame size (B)", ">Rate (fps)", ">Rate (%)", ">Min (µs)", ">Mean (µs)", ">Max (µs)", ">P99 (µs)",
-		">P99.9 (µs)", ">PDV P99.9 (µs)", ">Tagged mean (µs)", ">Repetitions", ">Frames timed", "Note")
+		">Frame size (B)", ">Rate (fps)", ">Rate (%)", ">Min (µs)", ">Mean (µs)", ">Max (µs)", "~>P99 (µs)",
+		">P99.9 (µs)", ">PDV P99.9 (µs)", "~>Tagged mean (µs)", ">Repetitions", "~>Frames timed", "Note")
 	defs := map[string]bool{}
 	for _, r := range res.Latency {
 		size := strconv.Itoa(r.FrameSize)
@@ -303,8 +310,8 @@ func frameLossTable(res *rfc2544.Results) *table {
 
 func backToBackTable(res *rfc2544.Results) *table {
 	t := newTable(TableBackToBack, "Back-to-back frames (RFC 2544 §26.4, RFC 9004)",
-		">Frame size (B)", ">Avg burst (frames)", ">Min", ">Max", ">Std dev", ">Implied buffer (ms)",
-		">Corrected buffer (ms)", ">N", ">Step (frames)", ">Cap (frames)", "At cap", "Note")
+		">Frame size (B)", ">Avg burst (frames)", ">Min", ">Max", "~>Std dev", ">Implied buffer (ms)",
+		">Corrected buffer (ms)", ">N", "~>Step (frames)", "~>Cap (frames)", "At cap", "Note")
 	anyCap := false
 	for _, r := range res.BackToBack {
 		size := strconv.Itoa(r.FrameSize)

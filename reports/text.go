@@ -17,25 +17,32 @@ import (
 // WriteTables writes the run's metadata and every table of res as text
 // tables, the shape commercial testers print: throughput per frame size, the
 // search log per frame size, latency, frame loss rate, back-to-back and
-// system recovery. Tests without results are left out.
+// system recovery. Tests without results are left out. No line is wider
+// than Width columns: long notes are numbered footnotes under their table.
 func WriteTables(w io.Writer, res *rfc2544.Results) error {
-	return writeText(w, res, "")
+	return writeText(w, res, "", false)
+}
+
+// WriteTablesWide is WriteTables with every note in its cell and every
+// column shown, however wide the lines grow.
+func WriteTablesWide(w io.Writer, res *rfc2544.Results) error {
+	return writeText(w, res, "", true)
 }
 
 // WriteTable writes the text table(s) of one Table of res (the search log is
 // one table per frame size), without the run's metadata. It is an error to
-// ask for a table the results do not hold.
-func WriteTable(w io.Writer, res *rfc2544.Results, which Table) error {
+// ask for a table the results do not hold. wide is WriteTablesWide's layout.
+func WriteTable(w io.Writer, res *rfc2544.Results, which Table, wide bool) error {
 	if _, err := ParseTable(string(which)); err != nil {
 		return err
 	}
 	if len(buildTables(res, which)) == 0 {
 		return fmt.Errorf("results hold no %s results: the run did not include that test", which)
 	}
-	return writeText(w, res, which)
+	return writeText(w, res, which, wide)
 }
 
-func writeText(w io.Writer, res *rfc2544.Results, which Table) error {
+func writeText(w io.Writer, res *rfc2544.Results, which Table, wide bool) error {
 	bw := bufio.NewWriter(w)
 	if which == "" {
 		fmt.Fprintln(bw, "RFC 2544 benchmark results")
@@ -45,7 +52,14 @@ func writeText(w io.Writer, res *rfc2544.Results, which Table) error {
 			width = max(width, len([]rune(kv[0])))
 		}
 		for _, kv := range md {
-			fmt.Fprintf(bw, "  %-*s  %s\n", width+1, escapeControl(kv[0])+":", escapeControl(kv[1]))
+			if wide {
+				fmt.Fprintf(bw, "  %-*s  %s\n", width+1, escapeControl(kv[0])+":", escapeControl(kv[1]))
+				continue
+			}
+			label := fmt.Sprintf("  %-*s  ", width+1, escapeControl(kv[0])+":")
+			if err := writeWrapped(bw, label, strings.Repeat(" ", utf8.RuneCountInString(label)), escapeControl(kv[1])); err != nil {
+				return err
+			}
 		}
 	}
 	tables := buildTables(res, which)
@@ -56,7 +70,11 @@ func writeText(w io.Writer, res *rfc2544.Results, which Table) error {
 		if i > 0 || which == "" {
 			fmt.Fprintln(bw)
 		}
-		if err := renderText(bw, t); err != nil {
+		render := renderNarrow
+		if wide {
+			render = renderText
+		}
+		if err := render(bw, t); err != nil {
 			return fmt.Errorf("render %s table: %w", t.Name, err)
 		}
 	}

@@ -1,118 +1,159 @@
 package rfc2544
 
 import (
+	"fmt"
 	"math"
-	"math/bits"
+	"slices"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/rfc2544/rfc2544/trials"
 )
 
-// simHist is a streaming log-linear histogram of non-negative nanosecond
-// values: exact below 128 ns, then 64 buckets per power of two (values
-// within 1/64 of each other share a bucket), up to about 2^42 ns (73 min);
-// larger values land in the last bucket. Memory is fixed; record does not
-// allocate.
-type simHist struct {
-	counts         [histBuckets]uint64
-	n              uint64
-	min, max       int64
-	sum            float64
-	loIdx, hiIdx   int // touched range, so reset clears only that
-	touchedAnyData bool
-}
-
+// The latency histogram of the whole module is the engine's (trials): an
+// HDR histogram of 1 ns to 100 s at 3 significant digits. A LatencySummary
+// carries it encoded (HDR), so summaries of streams and repetitions are
+// merged with the histogram's own Merge and every figure of the merge (the
+// percentiles, PDV, the CDF) is read from one histogram.
 const (
-	histSubBits = 6
-	histSub     = 1 << histSubBits // 64
-	histMaxExp  = 36
-	histBuckets = (histMaxExp + 2) * histSub
+	histLowNs    = 1
+	histHighNs   = 100e9
+	histDigits   = 3
+	maxHistBytes = 1 << 20 // an encoded histogram from an agent beyond this is refused
 )
 
-func histIndex(v int64) int {
-	if v < 2*histSub {
-		return int(max(v, 0))
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histLowNs, histHighNs, histDigits) }
+
+// encodeHist is h in the HdrHistogram V2 compressed format, base64, as
+// other HdrHistogram tools read it.
+func encodeHist(h *hdrhistogram.Histogram) string {
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return ""
 	}
-	shift := bits.Len64(uint64(v)) - histSubBits - 1
-	if shift > histMaxExp {
-		return histBuckets - 1
-	}
-	return shift*histSub + int(v>>shift)
+	return string(b)
 }
 
-// histUpper is the largest value of bucket i.
-func histUpper(i int) int64 {
-	if i < 2*histSub {
-		return int64(i)
+// decodeHist reads what encodeHist wrote; a histogram of another shape
+// than newHist's is refused, so Merge loses nothing.
+func decodeHist(s string) (*hdrhistogram.Histogram, error) {
+	if len(s) > maxHistBytes {
+		return nil, fmt.Errorf("latency histogram of %d bytes: more than %d", len(s), maxHistBytes)
 	}
-	shift := i/histSub - 1
-	m := int64(i - shift*histSub)
-	return (m+1)<<shift - 1
+	h, err := hdrhistogram.Decode([]byte(s))
+	if err != nil {
+		return nil, fmt.Errorf("latency histogram: %w", err)
+	}
+	if h.LowestTrackableValue() != histLowNs || h.HighestTrackableValue() < histHighNs || h.SignificantFigures() != histDigits {
+		return nil, fmt.Errorf("latency histogram of range %d…%d ns at %d digits; want %d…%d ns at %d",
+			h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures(), int64(histLowNs), int64(histHighNs), histDigits)
+	}
+	return h, nil
 }
 
-func (h *simHist) reset() {
-	if h.touchedAnyData {
-		clear(h.counts[h.loIdx : h.hiIdx+1])
-	}
-	h.n, h.min, h.max, h.sum = 0, 0, 0, 0
-	h.loIdx, h.hiIdx, h.touchedAnyData = 0, 0, false
-}
-
-func (h *simHist) record(v int64) {
-	v = max(v, 0)
-	i := histIndex(v)
-	h.counts[i]++
-	if !h.touchedAnyData {
-		h.touchedAnyData = true
-		h.loIdx, h.hiIdx, h.min, h.max = i, i, v, v
-	}
-	h.loIdx, h.hiIdx = min(h.loIdx, i), max(h.hiIdx, i)
-	h.min, h.max = min(h.min, v), max(h.max, v)
-	h.n++
-	h.sum += float64(v)
-}
-
-// quantile is the upper bound of the bucket holding the q-quantile,
-// clamped to the observed range.
-func (h *simHist) quantile(q float64) int64 {
-	want := uint64(math.Ceil(q * float64(h.n)))
-	var cum uint64
-	for i := h.loIdx; i <= h.hiIdx; i++ {
-		cum += h.counts[i]
-		if cum >= want && cum > 0 {
-			return min(max(histUpper(i), h.min), h.max)
-		}
-	}
-	return h.max
-}
-
-// summary is the histogram as a LatencySummary with at most 33 cumulative
-// buckets (one each time another 1/32 of the values is passed, and the
-// last). Count is the number of values recorded; IPDV fields are left zero.
-func (h *simHist) summary() trials.LatencySummary {
-	if h.n == 0 {
-		return trials.LatencySummary{}
-	}
-	l := trials.LatencySummary{
-		Count:  h.n,
-		MinNs:  h.min,
-		MaxNs:  h.max,
-		MeanNs: h.sum / float64(h.n),
-		P50Ns:  h.quantile(0.5),
-		P90Ns:  h.quantile(0.9),
-		P99Ns:  h.quantile(0.99),
-		P999Ns: h.quantile(0.999),
-	}
+// histStats fills the percentiles, PDV, CDF buckets and HDR of l from h;
+// they are clamped to l's exact MinNs and MaxNs. PDV P99.9 is P99.9 − min
+// by construction (RFC 5481 §4.2). The buckets are at full resolution when
+// full is set (a test's merged result), else at most 33 (one trial's);
+// the histogram itself is encoded in HDR when full or withHDR is set.
+func histStats(l *trials.LatencySummary, h *hdrhistogram.Histogram, full, withHDR bool) {
+	q := func(p float64) int64 { return min(max(h.ValueAtQuantile(p), l.MinNs), l.MaxNs) }
+	l.P50Ns, l.P90Ns, l.P99Ns, l.P999Ns = q(50), q(90), q(99), q(99.9)
 	l.PDVP999Ns = l.P999Ns - l.MinNs
-	var cum, level uint64
-	for i := h.loIdx; i <= h.hiIdx; i++ {
-		if h.counts[i] == 0 {
-			continue
-		}
-		cum += h.counts[i]
-		if lv := cum * 32 / h.n; lv > level || i == h.hiIdx {
-			l.Buckets = append(l.Buckets, trials.LatencyBucket{UpToNs: min(histUpper(i), h.max), Cumulative: cum})
+	l.Buckets = histBuckets(h, l.MinNs, l.MaxNs)
+	if !full {
+		l.Buckets = coarseBuckets(l.Buckets)
+	}
+	l.HDR = ""
+	if full || withHDR {
+		l.HDR = encodeHist(h)
+	}
+}
+
+// coarseBuckets keeps of a cumulative distribution the bucket where each
+// further 1/32 of the values is passed, and the last.
+func coarseBuckets(bs []trials.LatencyBucket) []trials.LatencyBucket {
+	if len(bs) == 0 {
+		return nil
+	}
+	n := bs[len(bs)-1].Cumulative
+	var out []trials.LatencyBucket
+	var level uint64
+	for i, b := range bs {
+		if lv := b.Cumulative * 32 / n; lv > level || i == len(bs)-1 {
+			out = append(out, b)
 			level = lv
 		}
 	}
+	return out
+}
+
+// histBuckets is h's cumulative distribution at full resolution: one
+// bucket per non-empty histogram bucket, its highest value (clamped to
+// [lo, hi]) and the count at or below it.
+func histBuckets(h *hdrhistogram.Histogram, lo, hi int64) []trials.LatencyBucket {
+	var out []trials.LatencyBucket
+	var cum uint64
+	for _, b := range h.Distribution() {
+		if b.Count <= 0 {
+			continue
+		}
+		cum += uint64(b.Count)
+		out = append(out, trials.LatencyBucket{UpToNs: min(max(b.To, lo), hi), Cumulative: cum})
+	}
+	return out
+}
+
+// simHist is the simulated DUT's latency sample (simSamples frames a
+// stream): the values, their exact sum, min and max. A latency-test trial's
+// summary comes from the module's histogram (so MergeLatency merges it);
+// a search trial's from the sorted sample, as encoding a histogram per
+// search trial would be most of a simulated run's time.
+type simHist struct {
+	v   []int64
+	sum float64
+	h   *hdrhistogram.Histogram
+}
+
+func (s *simHist) reset() {
+	s.v, s.sum = s.v[:0], 0
+}
+
+// record adds v ns; it does not allocate once the sample has grown.
+func (s *simHist) record(v int64) {
+	v = max(v, 0)
+	s.v = append(s.v, v)
+	s.sum += float64(v)
+}
+
+// summary is the sample as a LatencySummary; IPDV fields are left zero.
+// withHist reads it from the histogram and keeps the histogram (HDR).
+func (s *simHist) summary(withHist bool) trials.LatencySummary {
+	n := len(s.v)
+	if n == 0 {
+		return trials.LatencySummary{}
+	}
+	slices.Sort(s.v)
+	l := trials.LatencySummary{Count: uint64(n), MinNs: s.v[0], MaxNs: s.v[n-1], MeanNs: s.sum / float64(n)}
+	if withHist {
+		if s.h == nil {
+			s.h = newHist()
+		}
+		s.h.Reset()
+		for _, v := range s.v {
+			_ = s.h.RecordValue(min(max(v, histLowNs), histHighNs))
+		}
+		histStats(&l, s.h, false, true)
+		return l
+	}
+	q := func(f float64) int64 { return s.v[max(int(math.Ceil(f*float64(n)))-1, 0)] }
+	l.P50Ns, l.P90Ns, l.P99Ns, l.P999Ns = q(0.5), q(0.9), q(0.99), q(0.999)
+	l.PDVP999Ns = l.P999Ns - l.MinNs
+	for i, v := range s.v {
+		if i == n-1 || s.v[i+1] != v {
+			l.Buckets = append(l.Buckets, trials.LatencyBucket{UpToNs: v, Cumulative: uint64(i + 1)})
+		}
+	}
+	l.Buckets = coarseBuckets(l.Buckets)
 	return l
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/trials"
 )
@@ -107,11 +109,13 @@ func tputPercent(t ThroughputResult) float64 {
 }
 
 // MergeLatency combines latency summaries of several streams or trials.
-// Count, min, max and the count-weighted means (latency, |IPDV|, jitter) are
-// exact. Percentiles are read from the merged cumulative buckets when every
-// non-empty summary has buckets (to the buckets' resolution); otherwise,
-// and always for the PDV percentile and the IPDV maximum, the largest value
-// of any summary is taken, an upper bound.
+// Count, min, max and the count-weighted means (latency, |IPDV|, jitter)
+// are exact, the IPDV maximum is the largest. When every non-empty summary
+// carries its histogram (HDR), the histograms are merged with
+// hdrhistogram's Merge and the percentiles and the CDF buckets (at full
+// resolution) are read from the merged one; otherwise the percentiles come
+// from the merged cumulative buckets, or, without buckets, are the largest
+// of any summary (an upper bound). Either way PDV P99.9 = P99.9 − min.
 func MergeLatency(ls []trials.LatencySummary) trials.LatencySummary {
 	var out trials.LatencySummary
 	var nonEmpty []trials.LatencySummary
@@ -120,12 +124,7 @@ func MergeLatency(ls []trials.LatencySummary) trials.LatencySummary {
 			nonEmpty = append(nonEmpty, l)
 		}
 	}
-	switch len(nonEmpty) {
-	case 0:
-		return out
-	case 1:
-		out = nonEmpty[0]
-		out.Buckets = slices.Clone(out.Buckets)
+	if len(nonEmpty) == 0 {
 		return out
 	}
 	var mean, ipdv, jit float64
@@ -144,7 +143,6 @@ func MergeLatency(ls []trials.LatencySummary) trials.LatencySummary {
 		out.P90Ns = max(out.P90Ns, l.P90Ns)
 		out.P99Ns = max(out.P99Ns, l.P99Ns)
 		out.P999Ns = max(out.P999Ns, l.P999Ns)
-		out.PDVP999Ns = max(out.PDVP999Ns, l.PDVP999Ns)
 		out.IPDVMaxAbsNs = max(out.IPDVMaxAbsNs, l.IPDVMaxAbsNs)
 		if len(l.Buckets) == 0 {
 			buckets = false
@@ -152,16 +150,45 @@ func MergeLatency(ls []trials.LatencySummary) trials.LatencySummary {
 	}
 	c := float64(out.Count)
 	out.MeanNs, out.IPDVMeanAbsNs, out.JitterNs = mean/c, ipdv/c, jit/c
-	if !buckets {
+	if len(nonEmpty) == 1 {
+		// One summary: its own figures (IPDV and jitter are not
+		// averages of anything), its CDF at full resolution.
+		out = nonEmpty[0]
+		out.Buckets = slices.Clone(out.Buckets)
+	}
+	if h := mergeHists(nonEmpty); h != nil {
+		histStats(&out, h, true, true)
 		return out
 	}
-	out.Buckets = mergeBuckets(nonEmpty)
-	q := func(f float64) int64 {
-		v := bucketQuantile(out.Buckets, f)
-		return min(max(v, out.MinNs), out.MaxNs)
+	if buckets && len(nonEmpty) > 1 {
+		out.Buckets = mergeBuckets(nonEmpty)
+		q := func(f float64) int64 {
+			v := bucketQuantile(out.Buckets, f)
+			return min(max(v, out.MinNs), out.MaxNs)
+		}
+		out.P50Ns, out.P90Ns, out.P99Ns, out.P999Ns = q(0.5), q(0.9), q(0.99), q(0.999)
 	}
-	out.P50Ns, out.P90Ns, out.P99Ns, out.P999Ns = q(0.5), q(0.9), q(0.99), q(0.999)
+	out.PDVP999Ns = out.P999Ns - out.MinNs
 	return out
+}
+
+// mergeHists is the merge of the histograms of ls, or nil when one lacks
+// its histogram or it does not decode.
+func mergeHists(ls []trials.LatencySummary) *hdrhistogram.Histogram {
+	merged := newHist()
+	for _, l := range ls {
+		if l.HDR == "" {
+			return nil
+		}
+		h, err := decodeHist(l.HDR)
+		if err != nil {
+			return nil
+		}
+		if merged.Merge(h) != 0 {
+			return nil
+		}
+	}
+	return merged
 }
 
 // mergeBuckets adds cumulative distributions: at every bound of any input,

@@ -326,14 +326,14 @@ func TestMergeLatency(t *testing.T) {
 		{name: "buckets merge", in: []trials.LatencySummary{a, b}, want: trials.LatencySummary{
 			Count: 400, MinNs: 10, MeanNs: 35, MaxNs: 80,
 			// merged cumulative: 10:10 20:90 30:(90+30)=120 40:250 70:370 80:400
-			P50Ns: 40, P90Ns: 70, P99Ns: 80, P999Ns: 80, PDVP999Ns: 65,
+			P50Ns: 40, P90Ns: 70, P99Ns: 80, P999Ns: 80, PDVP999Ns: 70,
 			IPDVMeanAbsNs: 5, IPDVMaxAbsNs: 9, JitterNs: 4,
 			Buckets: []trials.LatencyBucket{{UpToNs: 10, Cumulative: 10}, {UpToNs: 20, Cumulative: 90}, {UpToNs: 30, Cumulative: 120},
 				{UpToNs: 40, Cumulative: 250}, {UpToNs: 70, Cumulative: 370}, {UpToNs: 80, Cumulative: 400}},
 		}},
 		{name: "without buckets the largest percentile", in: []trials.LatencySummary{a, noBuckets}, want: trials.LatencySummary{
 			Count: 400, MinNs: 10, MeanNs: 35, MaxNs: 80,
-			P50Ns: 40, P90Ns: 70, P99Ns: 80, P999Ns: 80, PDVP999Ns: 65,
+			P50Ns: 40, P90Ns: 70, P99Ns: 80, P999Ns: 80, PDVP999Ns: 70,
 			IPDVMeanAbsNs: 5, IPDVMaxAbsNs: 9, JitterNs: 4,
 		}},
 	}
@@ -348,32 +348,81 @@ func TestMergeLatency(t *testing.T) {
 
 func TestHist(t *testing.T) {
 	var h simHist
+	h.reset()
 	for v := range int64(100000) {
 		h.record(v)
 	}
-	l := h.summary()
+	l := h.summary(true)
 	for _, c := range []struct {
 		name      string
 		got, want int64
 	}{{"p50", l.P50Ns, 50000}, {"p90", l.P90Ns, 90000}, {"p99", l.P99Ns, 99000}, {"p99.9", l.P999Ns, 99900}} {
-		if rel := math.Abs(float64(c.got-c.want)) / float64(c.want); rel > 1.0/64 {
-			t.Errorf("%s = %d, want %d within 1/64", c.name, c.got, c.want)
+		if rel := math.Abs(float64(c.got-c.want)) / float64(c.want); rel > 1e-3 {
+			t.Errorf("%s = %d, want %d within 3 significant digits", c.name, c.got, c.want)
 		}
 	}
-	if l.MinNs != 0 || l.MaxNs != 99999 || l.Count != 100000 || len(l.Buckets) > 33 || l.Buckets[len(l.Buckets)-1].Cumulative != 100000 {
+	if l.MinNs != 0 || l.MaxNs != 99999 || l.Count != 100000 || len(l.Buckets) > 33 || l.Buckets[len(l.Buckets)-1].Cumulative != 100000 || l.HDR == "" {
 		t.Errorf("summary %+v", l)
 	}
-	for i := 1; i < histBuckets; i++ {
-		if histUpper(i) <= histUpper(i-1) || histIndex(histUpper(i)) != i {
-			t.Fatalf("bucket %d: upper %d, index of it %d", i, histUpper(i), histIndex(histUpper(i)))
-		}
+	if l.PDVP999Ns != l.P999Ns-l.MinNs {
+		t.Errorf("PDV %d, want P99.9 − min = %d", l.PDVP999Ns, l.P999Ns-l.MinNs)
 	}
 	h.reset()
 	h.record(7)
-	if l := h.summary(); l.Count != 1 || l.P50Ns != 7 {
+	if l := h.summary(true); l.Count != 1 || l.P50Ns != 7 {
 		t.Errorf("after reset: %+v", l)
 	}
 	if n := testing.AllocsPerRun(1000, func() { h.record(123456789) }); n != 0 {
 		t.Errorf("record allocates %v times", n)
+	}
+}
+
+// TestMergeLatencyHistograms: repetitions are merged as one histogram, so
+// the merged percentiles are those of all values together, PDV P99.9 is
+// P99.9 − min (it was the largest PDV of any repetition, which can exceed
+// that when the repetitions' minima differ), and the CDF has every bucket.
+func TestMergeLatencyHistograms(t *testing.T) {
+	var all, a, b simHist
+	all.reset()
+	a.reset()
+	b.reset()
+	for v := int64(20000); v < 30000; v += 3 {
+		a.record(v)
+		all.record(v)
+	}
+	for v := int64(11000); v < 44000; v += 7 { // a lower minimum and a long tail
+		b.record(v)
+		all.record(v)
+	}
+	la, lb, want := a.summary(true), b.summary(true), all.summary(true)
+	got := MergeLatency([]trials.LatencySummary{la, lb})
+	if got.Count != want.Count || got.MinNs != want.MinNs || got.MaxNs != want.MaxNs {
+		t.Errorf("count/min/max %d/%d/%d, want %d/%d/%d", got.Count, got.MinNs, got.MaxNs, want.Count, want.MinNs, want.MaxNs)
+	}
+	for _, c := range [][3]any{{"p50", got.P50Ns, want.P50Ns}, {"p90", got.P90Ns, want.P90Ns}, {"p99", got.P99Ns, want.P99Ns}, {"p99.9", got.P999Ns, want.P999Ns}} {
+		if c[1] != c[2] {
+			t.Errorf("merged %s = %d, the histogram of all values says %d", c[0], c[1], c[2])
+		}
+	}
+	if got.PDVP999Ns != got.P999Ns-got.MinNs || got.PDVP999Ns > got.P999Ns-got.MinNs {
+		t.Errorf("PDV P99.9 %d, want P99.9 − min = %d", got.PDVP999Ns, got.P999Ns-got.MinNs)
+	}
+	if len(got.Buckets) <= 33 || got.Buckets[len(got.Buckets)-1].Cumulative != uint64(a.h.TotalCount()+b.h.TotalCount()) {
+		t.Errorf("merged CDF has %d buckets ending at %v; want full resolution", len(got.Buckets), got.Buckets[len(got.Buckets)-1])
+	}
+	for i := 1; i < len(got.Buckets); i++ {
+		if got.Buckets[i].UpToNs <= got.Buckets[i-1].UpToNs || got.Buckets[i].Cumulative <= got.Buckets[i-1].Cumulative {
+			t.Fatalf("buckets not increasing at %d: %v %v", i, got.Buckets[i-1], got.Buckets[i])
+		}
+	}
+	// Without histograms (an older agent), PDV is still P99.9 − min.
+	la.HDR, lb.HDR = "", ""
+	if got := MergeLatency([]trials.LatencySummary{la, lb}); got.PDVP999Ns != got.P999Ns-got.MinNs {
+		t.Errorf("bucket merge: PDV %d, want %d", got.PDVP999Ns, got.P999Ns-got.MinNs)
+	}
+	// A histogram that does not decode is not trusted.
+	la.HDR = "HISTFAAAAB" + strings.Repeat("A", 20)
+	if got := MergeLatency([]trials.LatencySummary{la, lb}); got.HDR != "" || got.PDVP999Ns != got.P999Ns-got.MinNs {
+		t.Errorf("bad histogram merged: %+v", got)
 	}
 }

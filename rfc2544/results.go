@@ -9,7 +9,7 @@ import (
 // SchemaVersion is the version of the Results JSON layout. A reader refuses a
 // file whose schema is newer than the one it knows. Every field is documented
 // in reports/SCHEMA.md; field names carry their units.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Test names one RFC 2544 procedure.
 type Test string
@@ -172,7 +172,7 @@ type ThroughputResult struct {
 	IntendedPercent float64 `json:"intended_percent"`
 	OfferedPercent  float64 `json:"offered_percent"`
 	// FPS is the offered rate of the highest passing trial (all streams).
-	FPS   float64 `json:"fps"`
+	FPS   float64 `json:"throughput_fps"`
 	L1Bps float64 `json:"l1_bps"`
 	L2Bps float64 `json:"l2_bps"`
 	// LineRateFPS is the theoretical maximum at this size (all streams).

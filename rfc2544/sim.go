@@ -319,7 +319,7 @@ func (s *SimDUT) stream(spec trials.Spec, st trials.Stream, capFactor float64, r
 	if sr.Received == 0 {
 		return sr, nil
 	}
-	sr.Latency = s.latency(pieces, c, base, sr.Received)
+	sr.Latency = s.latency(pieces, c, base, sr.Received, spec.TagAfter > 0)
 	sr.Trend = s.trend(pieces, c, base, sr.Received, sr.Late, tx)
 
 	// The tagged frame.
@@ -413,7 +413,10 @@ func (s *SimDUT) jitter() float64 {
 }
 
 // latency times simSamples frames spread evenly over the accepted ones.
-func (s *SimDUT) latency(pieces []piece, c, base float64, received uint64) trials.LatencySummary {
+// withHist keeps the histogram in the summary: the latency test's trials
+// (they carry a tagged frame) need it for MergeLatency, and encoding it
+// for every search trial would be most of a simulated run's time.
+func (s *SimDUT) latency(pieces []piece, c, base float64, received uint64, withHist bool) trials.LatencySummary {
 	var acc float64
 	for _, p := range pieces {
 		acc += p.acc * (p.t1 - p.t0)
@@ -447,7 +450,7 @@ func (s *SimDUT) latency(pieces []piece, c, base float64, received uint64) trial
 		ipdvMax = max(ipdvMax, ipdv)
 		jit += (float64(ipdv) - jit) / 16
 	}
-	l := h.summary()
+	l := h.summary(withHist)
 	// The sample can miss the extremes (a queue ramp of a few frames among
 	// millions): take them from the model, where every frame is seen.
 	minQ, maxQ := math.Inf(1), 0.0

@@ -24,6 +24,10 @@ type LatencySummary struct {
 	// Buckets is a compact view of the distribution for CDF charts: each
 	// bucket's upper value and the count at or below it, increasing.
 	Buckets []LatencyBucket `json:"buckets,omitempty"`
+	// HDR is the whole latency histogram (1 ns to 100 s, 3 significant
+	// digits) in the HdrHistogram V2 compressed format, base64: summaries
+	// merge exactly with hdrhistogram's Merge (rfc2544.MergeLatency).
+	HDR string `json:"hdr,omitempty"`
 }
 
 // LatencyBucket is one point of a cumulative latency distribution.

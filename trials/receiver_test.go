@@ -81,7 +81,10 @@ func TestLatencyRecorder(t *testing.T) {
 	}
 	want := LatencySummary{Count: 5, MinNs: 1000, MeanNs: 2460, MaxNs: 5000, P50Ns: 1200, P90Ns: 5000, P99Ns: 5000, P999Ns: 5000,
 		PDVP999Ns: 4000, IPDVMeanAbsNs: 1300.0 / 3, IPDVMaxAbsNs: 1000, JitterNs: float64(int64(j*10+0.5)) / 10}
-	s.Buckets = nil
+	if s.HDR == "" {
+		t.Error("summary without its histogram (HDR)")
+	}
+	s.Buckets, s.HDR = nil, ""
 	if diff := cmp.Diff(want, s); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}

@@ -194,6 +194,9 @@ func (r *latencyRecorder) summary() LatencySummary {
 	if r.ipdvN > 0 {
 		s.IPDVMeanAbsNs = r.ipdvSum / float64(r.ipdvN)
 	}
+	if b, err := r.h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+		s.HDR = string(b)
+	}
 	var last uint64
 	for _, b := range r.h.CumulativeDistribution() {
 		c := uint64(b.Count)

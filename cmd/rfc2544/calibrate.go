@@ -21,15 +21,13 @@ func init() {
 
 func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var (
 		labName = fs.String("lab", "", "name of a lab built with 'rfc2544 lab up --topology loop' (required)")
 		sizes   = fs.String("sizes", "64,128,256,512,1024,1280,1518", "frame sizes in bytes, comma-separated")
 		dur     = fs.Duration("duration", 2*time.Second, "full-speed send time per frame size")
 		asJSON  = fs.Bool("json", false, "print the calibration points as JSON")
 	)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, `Usage: rfc2544 calibrate --lab NAME [--sizes 64,512,1518] [--duration 2s] [--json]
+	helpOn(fs, stdout, `Usage: rfc2544 calibrate --lab NAME [--sizes 64,512,1518] [--duration 2s] [--json]
 
 Sends at full speed from port A to port B of a loop lab (no DUT) and reports,
 per frame size, what the generator offered, what the receiver counted and the
@@ -38,9 +36,8 @@ the ceiling that show loss as tester-limited.
 
 Example:
   rfc2544 lab up --name cal --topology loop
-  rfc2544 calibrate --lab cal --sizes 64,512,1518`)
-		fs.PrintDefaults()
-	}
+  rfc2544 calibrate --lab cal --sizes 64,512,1518
+`)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return nil

@@ -129,6 +129,7 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *format == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		if err := enc.Encode(c); err != nil {
 			return fmt.Errorf("compare: %w", err)
 		}
@@ -161,6 +162,7 @@ func compareRuns(files []string, format, chart string, chartFormat reports.Image
 	if format == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		if err := enc.Encode(rs); err != nil {
 			return fmt.Errorf("compare: %w", err)
 		}

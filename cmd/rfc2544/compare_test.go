@@ -79,7 +79,7 @@ func TestCompareJSONAndTest(t *testing.T) {
 func TestCompareErrors(t *testing.T) {
 	dir := t.TempDir()
 	newer := filepath.Join(dir, "newer.json")
-	os.WriteFile(newer, []byte(`{"schema": 2}`), 0o644)
+	os.WriteFile(newer, []byte(`{"schema": 3}`), 0o644)
 	tests := []struct {
 		name  string
 		args  []string
@@ -89,7 +89,7 @@ func TestCompareErrors(t *testing.T) {
 		{"one file", []string{"compare", fixture1500}, true, []string{"want two or more results files (A B ...), got 1"}},
 		{"three files, latency", []string{"compare", fixture1500, fixture9000, fixture1500, "--test", "latency"}, true, []string{"more than two runs compare shows throughput only"}},
 		{"missing B", []string{"compare", fixture1500, filepath.Join(dir, "nope.json")}, false, []string{"B: ", "nope.json", "no such file"}},
-		{"newer A", []string{"compare", newer, fixture1500}, false, []string{"A: ", "schema 2", "newer than schema 1"}},
+		{"newer A", []string{"compare", newer, fixture1500}, false, []string{"A: ", "schema 3", "newer than schema 2"}},
 		{"bad chart extension", []string{"compare", fixture1500, fixture9000, "--chart", "x.gif"}, true, []string{`--chart "x.gif": the file name must end in .svg or .png`}},
 		{"unknown format", []string{"compare", fixture1500, fixture9000, "--format", "xml"}, true, []string{`--format "xml": unknown; want table or json`}},
 		{"unknown test", []string{"compare", fixture1500, fixture9000, "--test", "jitter"}, true, []string{`--test "jitter": unknown`}},

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rfc2544/rfc2544/internal/rate"
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
@@ -132,67 +133,18 @@ func parseTests(s string) ([]rfc2544.Test, error) {
 	return tests, nil
 }
 
-// parseBitRate reads a bit rate such as 10G, 2.5Gbit/s, 100M, 1e9 or
-// 800kbps, in bits per second. Suffixes are decimal (k = 1000).
+// parseBitRate reads a bit rate in the module's one rate grammar
+// (internal/rate), in bits per second; errors name the flag.
 func parseBitRate(flagName, s string) (float64, error) {
-	fail := func() (float64, error) {
-		return 0, fmt.Errorf("%s %s: not a bit rate; write it like 10G, 2.5G, 100M or 1000000000 (bits per second)", flagName, quoteShort(s))
-	}
-	v := strings.ToLower(strings.TrimSpace(s))
-	for _, suf := range []string{"bit/s", "bps", "b/s", "bit", "b"} {
-		if strings.HasSuffix(v, suf) {
-			v = strings.TrimSuffix(v, suf)
-			break
-		}
-	}
-	mult := 1.0
-	if n := len(v); n > 0 {
-		switch v[n-1] {
-		case 'k':
-			mult, v = 1e3, v[:n-1]
-		case 'm':
-			mult, v = 1e6, v[:n-1]
-		case 'g':
-			mult, v = 1e9, v[:n-1]
-		case 't':
-			mult, v = 1e12, v[:n-1]
-		}
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return fail()
-	}
-	bps := f * mult
-	if bps <= 0 {
-		return 0, fmt.Errorf("%s %s: must be a positive bit rate, e.g. 1G", flagName, quoteShort(s))
-	}
-	switch {
-	case bps < 1e3 && mult == 1:
-		// A bare number is bit/s: 100 is likely 100M or 100G.
-		return 0, fmt.Errorf("%s %s: %s is below 1 kbit/s (a number without a unit is bit/s); did you mean %sM or %sG?",
-			flagName, quoteShort(s), formatBitRate(bps), strings.TrimSpace(s), strings.TrimSpace(s))
-	case bps < 1e3:
-		return 0, fmt.Errorf("%s %s: %s is below 1 kbit/s; give a rate such as 100M or 10G", flagName, quoteShort(s), formatBitRate(bps))
-	case bps > 1e13:
-		return 0, fmt.Errorf("%s %s: %s is above 10 Tbit/s; give a rate such as 100G or 400G", flagName, quoteShort(s), formatBitRate(bps))
+	bps, err := rate.ParseBits(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s %s: %w", flagName, quoteShort(s), err)
 	}
 	return bps, nil
 }
 
 // formatBitRate writes bits per second the way parseBitRate reads them.
-func formatBitRate(bps float64) string {
-	switch {
-	case bps >= 1e12:
-		return strconv.FormatFloat(bps/1e12, 'g', 6, 64) + " Tbit/s"
-	case bps >= 1e9:
-		return strconv.FormatFloat(bps/1e9, 'g', 6, 64) + " Gbit/s"
-	case bps >= 1e6:
-		return strconv.FormatFloat(bps/1e6, 'g', 6, 64) + " Mbit/s"
-	case bps >= 1e3:
-		return strconv.FormatFloat(bps/1e3, 'g', 6, 64) + " kbit/s"
-	}
-	return strconv.FormatFloat(bps, 'g', 6, 64) + " bit/s"
-}
+func formatBitRate(bps float64) string { return rate.Format(bps) }
 
 // durationFlag is a duration flag that remembers the raw text so errors can
 // quote it, and refuses negative values.

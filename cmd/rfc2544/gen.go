@@ -8,8 +8,10 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"strings"
 	"time"
 
+	"github.com/rfc2544/rfc2544/internal/rate"
 	"github.com/rfc2544/rfc2544/trials"
 )
 
@@ -21,7 +23,6 @@ func init() {
 
 func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var (
 		ns     = fs.String("ns", "", "network namespace of the interface (empty: the current one)")
 		dev    = fs.String("dev", "", "interface to send on (required)")
@@ -31,16 +32,21 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		dport  = fs.Uint("dport", 7, "UDP destination port")
 		frame  = fs.Int("frame", 64, "RFC 2544 frame size in bytes, FCS included")
 		secs   = fs.Duration("secs", 5*time.Second, "how long to send (a duration, or whole seconds)")
-		rate   = fs.Float64("rate", 0, "intended rate in frames/s; 0 = as fast as possible")
+		fps    float64
 		noRing = fs.Bool("no-tx-ring", false, "use sendto per frame instead of PACKET_TX_RING")
 		qdisc  = fs.Bool("qdisc", false, "send through the qdisc instead of PACKET_QDISC_BYPASS")
 		batch  = fs.Int("batch", 0, "frames per transmit call (0 = default)")
 		asJSON = fs.Bool("json", false, "print the result as JSON")
 	)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: rfc2544 gen --dev IF --dmac MAC [--frame 64] [--secs 5s] [--rate FPS]\n\nBenchmark mode: the generator alone, no receiver, no ARP.")
-		fs.PrintDefaults()
-	}
+	fs.Func("rate", "intended frame `rate`, e.g. 100000, 148.8kpps or 1.488Mpps; 0 = as fast as possible", func(v string) (err error) {
+		if strings.TrimSpace(v) == "0" {
+			fps = 0
+			return nil
+		}
+		fps, err = rate.ParseFrames(v)
+		return err
+	})
+	helpOn(fs, stdout, "Usage: rfc2544 gen --dev IF --dmac MAC [--frame 64] [--secs 5s] [--rate FPS]\n\nBenchmark mode: the generator alone, no receiver, no ARP.\n")
 	if err := fs.Parse(fixSecs(args)); err != nil {
 		if err == flag.ErrHelp {
 			return nil
@@ -66,7 +72,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return usagef("gen --dport %d: want 0..65535", *dport)
 	}
 	res, err := trials.Generate(ctx, trials.GenConfig{Namespace: *ns, Interface: *dev, DstMAC: mac, SrcIP: src, DstIP: dst,
-		DstPort: uint16(*dport), FrameSize: *frame, RateFPS: *rate, Duration: *secs, NoTxRing: *noRing, QdiscPath: *qdisc, Batch: *batch})
+		DstPort: uint16(*dport), FrameSize: *frame, RateFPS: fps, Duration: *secs, NoTxRing: *noRing, QdiscPath: *qdisc, Batch: *batch})
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("gen: %w", err)
 	}

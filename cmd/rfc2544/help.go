@@ -86,22 +86,11 @@ Exit codes: 0 ok, 1 test error, 2 usage error, 3 tester-limited result,
 			if fl == nil {
 				continue
 			}
-			name, usage := flag.UnquoteUsage(fl)
+			value := ""
 			if n == "lab" {
-				name = "[NAME]"
+				value = "[NAME]"
 			}
-			head := "  --" + n
-			if name != "" {
-				head += " " + name
-			}
-			if fl.DefValue != "" && fl.DefValue != "false" && fl.DefValue != "0" && fl.DefValue != "0s" {
-				usage += fmt.Sprintf(" (default %s)", fl.DefValue)
-			}
-			if len(head) <= 26 {
-				fmt.Fprintf(w, "%-26s %s\n", head, usage)
-			} else {
-				fmt.Fprintf(w, "%s\n%26s %s\n", head, "", usage)
-			}
+			printFlag(w, fl, value)
 		}
 	}
 }

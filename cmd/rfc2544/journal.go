@@ -86,12 +86,13 @@ func reopenJournal(path string, validLen int64) (*journal, error) {
 
 // append writes v as one line and syncs it.
 func (j *journal) append(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // "A->B", as results.json writes it
+	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("encode journal line: %w", err)
 	}
-	b = append(b, '\n')
-	if _, err := j.f.Write(b); err != nil {
+	if _, err := j.f.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("write journal %s: %w", j.path, err)
 	}
 	if err := j.f.Sync(); err != nil {

@@ -70,7 +70,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 func labParseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil
+			return err // help printed: run returns nil
 		}
 		return usagef("lab %s: %s", fs.Name(), flagError(err))
 	}
@@ -80,14 +80,15 @@ func labParseFlags(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-func labFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+// labFlagSet is the flag set of 'lab name'; its help goes to stdout.
+func labFlagSet(name string, stdout io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	helpOn(fs, stdout, fmt.Sprintf("Usage: rfc2544 lab %s [flags]\n", name))
 	return fs
 }
 
 func labUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := labFlagSet("up", stderr)
+	fs := labFlagSet("up", stdout)
 	name := fs.String("name", "", "lab `name` (a-z, 0-9, '-'), e.g. demo")
 	jsonOut := fs.Bool("json", false, "print the lab's state as JSON")
 	lf := lab.AddFlags(fs)
@@ -114,7 +115,7 @@ func labUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func labDown(args []string, stdout, stderr io.Writer) error {
-	fs := labFlagSet("down", stderr)
+	fs := labFlagSet("down", stdout)
 	name := fs.String("name", "", "lab `name`")
 	if err := labParseFlags(fs, args); err != nil {
 		return err
@@ -138,7 +139,7 @@ type labStatusJSON struct {
 }
 
 func labStatus(args []string, stdout, stderr io.Writer) error {
-	fs := labFlagSet("status", stderr)
+	fs := labFlagSet("status", stdout)
 	name := fs.String("name", "", "lab `name`")
 	jsonOut := fs.Bool("json", false, "print JSON")
 	if err := labParseFlags(fs, args); err != nil {
@@ -196,7 +197,7 @@ func labStatus(args []string, stdout, stderr io.Writer) error {
 }
 
 func labList(args []string, stdout, stderr io.Writer) error {
-	fs := labFlagSet("list", stderr)
+	fs := labFlagSet("list", stdout)
 	if err := labParseFlags(fs, args); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -186,11 +187,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
+	if args[0] == "version" || args[0] == "--version" || args[0] == "-version" {
+		return printVersion(stdout, args[1:])
+	}
 	v, ok := verbs[args[0]]
 	if !ok {
 		return usagef("unknown command %q: run 'rfc2544 help' for the list", args[0])
 	}
-	return v.run(ctx, args[1:], stdout, stderr)
+	if err := v.run(ctx, args[1:], stdout, stderr); !errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return nil // a verb that printed its help
 }
 
 func printUsage(w io.Writer) {
@@ -203,5 +210,6 @@ func printUsage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-12s %s\n", n, verbs[n].summary)
 	}
+	fmt.Fprintf(w, "  %-12s %s\n", "version", "print the module version, VCS revision and Go version (also --version)")
 	fmt.Fprintln(w, "\nRun 'rfc2544 <command> --help' for a command's flags and examples.")
 }

@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
+	"github.com/rfc2544/rfc2544/internal/rate"
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
@@ -78,6 +80,9 @@ func parsePlan(path string, b []byte, base rfc2544.Plan) (rfc2544.Plan, map[stri
 	if len(doc.Content) == 0 {
 		return base, nil, nil // an empty plan changes nothing
 	}
+	if err := planRates(doc.Content[0]); err != nil {
+		return base, nil, usagef("--plan %s %w", path, err)
+	}
 	if err := checkNode(doc.Content[0], reflect.TypeOf(base), ""); err != nil {
 		return base, nil, usagef("--plan %s %w", path, err)
 	}
@@ -91,6 +96,34 @@ func parsePlan(path string, b []byte, base rfc2544.Plan) (rfc2544.Plan, map[stri
 	given := map[string]bool{}
 	givenFields(doc.Content[0], "", given)
 	return p, given, nil
+}
+
+// planRateFields are the plan's bit-rate fields: they read the rate
+// grammar of the flags (internal/rate), e.g. link_bps: 10G.
+var planRateFields = []string{"link_bps"}
+
+// planRates rewrites the plan's bit-rate fields written with a unit ("10G",
+// "2.5Gbit/s") as numbers of bit/s; a byte spelling such as 50mbps is an
+// error naming both readings.
+func planRates(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !slices.Contains(planRateFields, k.Value) || v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+			continue
+		}
+		if v.ShortTag() != "!!str" {
+			continue // a YAML number of bit/s: Plan.Validate checks it as the flag's
+		}
+		bps, err := rate.ParseBits(v.Value)
+		if err != nil {
+			return fmt.Errorf("line %d: %s %q: %w", v.Line, k.Value, v.Value, err)
+		}
+		v.Value, v.Tag, v.Style = strconv.FormatFloat(bps, 'g', -1, 64), "!!float", 0
+	}
+	return nil
 }
 
 // dropNulls removes the fields set to null from a mapping node, at every

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -60,6 +59,7 @@ Flags:
 type reportFlags struct {
 	fs                      *flag.FlagSet
 	format, out, test, kind string
+	wide                    bool
 }
 
 func newReportFlags() *reportFlags {
@@ -69,6 +69,7 @@ func newReportFlags() *reportFlags {
 	f.fs.StringVar(&f.out, "out", "", "write files into `folder` instead of stdout")
 	f.fs.StringVar(&f.test, "test", "", "only this test's `table` (or charts)")
 	f.fs.StringVar(&f.kind, "chart", "", "svg/png: only this `chart`: throughput, latency, frame_loss, latency_cdf")
+	f.fs.BoolVar(&f.wide, "wide", false, "table: keep every note in its cell and every column, however wide (default: lines of at most 120 columns, long notes as numbered footnotes)")
 	return f
 }
 
@@ -113,7 +114,7 @@ func reportVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	outs, err := reportOutputs(res, format, table, kind, f.out != "")
+	outs, err := reportOutputs(res, format, table, kind, f.out != "", f.wide)
 	if err != nil {
 		return err
 	}
@@ -163,14 +164,17 @@ type reportOutput struct {
 // reportOutputs decides what report writes. Without toDir, exactly one
 // output goes to stdout, so a format that makes several needs --test or
 // --chart to pick one.
-func reportOutputs(res *rfc2544.Results, format string, table reports.Table, kind reports.ChartKind, toDir bool) ([]reportOutput, error) {
+func reportOutputs(res *rfc2544.Results, format string, table reports.Table, kind reports.ChartKind, toDir, wide bool) ([]reportOutput, error) {
 	if table != "" && !hasTable(res, table) {
 		return nil, usagef("report: --test %s: the results hold no %s results (the run's tests: %s)", table, table, presentTables(res))
 	}
 	switch format {
 	case "table":
 		if table != "" {
-			return []reportOutput{{string(table) + ".txt", func(w io.Writer) error { return reports.WriteTable(w, res, table) }}}, nil
+			return []reportOutput{{string(table) + ".txt", func(w io.Writer) error { return reports.WriteTable(w, res, table, wide) }}}, nil
+		}
+		if wide {
+			return []reportOutput{{"report.txt", func(w io.Writer) error { return reports.WriteTablesWide(w, res) }}}, nil
 		}
 		return []reportOutput{{"report.txt", func(w io.Writer) error { return reports.WriteTables(w, res) }}}, nil
 	case "json":
@@ -330,11 +334,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // printVerbHelp writes a verb's help text and then its flags.
 func printVerbHelp(w io.Writer, help string, fs *flag.FlagSet) {
 	fmt.Fprint(w, help)
-	var b bytes.Buffer
-	fs.SetOutput(&b)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
-	fmt.Fprint(w, b.String())
+	printFlags(w, fs)
 }
 
 func joinChartKinds(k []reports.ChartKind) string {

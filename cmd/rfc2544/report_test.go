@@ -174,7 +174,7 @@ func TestReportErrors(t *testing.T) {
 		{"two files", []string{"report", fixture1500, fixture9000}, true, []string{"one results file at a time", "rfc2544 compare A B"}},
 		{"nonexistent file", []string{"report", filepath.Join(dir, "nope.json")}, false, []string{"nope.json", "no such file"}},
 		{"corrupt json", []string{"report", corrupt}, false, []string{"corrupt.json", "not valid JSON at line 4, column 3"}},
-		{"newer schema", []string{"report", newer}, false, []string{"newer.json", "schema 7", "newer than schema 1", "upgrade rfc2544"}},
+		{"newer schema", []string{"report", newer}, false, []string{"newer.json", "schema 7", "newer than schema 2", "upgrade rfc2544"}},
 		{"unknown format", []string{"report", fixture1500, "--format", "pdf"}, true, []string{`--format "pdf": unknown; want one of table, json, csv, html, svg, png`}},
 		{"unknown test", []string{"report", fixture1500, "--test", "jitter"}, true, []string{`unknown test "jitter"`, "throughput, search_log"}},
 		{"unknown chart", []string{"report", fixture1500, "--format", "svg", "--chart", "pie"}, true, []string{`unknown chart "pie"`}},
