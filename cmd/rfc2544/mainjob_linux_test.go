@@ -18,11 +18,13 @@ import (
 
 // TestMainJobShaped runs the README's main job (`run --lab`: the quick
 // profile, every default test; 64 B and one other RFC 2544 size) on a temporary
-// lab whose DUT is shaped to R = 100 Mbit/s with the lab's DEFAULT queue
-// (1000 packets) and bucket (10 ms at R = 125,000 bytes), and checks every
-// test's figures against the shaper. --line-rate 200mbit keeps every load
-// the job offers under the tester's ceiling (at 64 B the line is 298 kfps,
-// this host's tester makes ~720 kfps) and puts R at 50–70 % of the line, so
+// lab whose DUT is shaped to R = 60 Mbit/s with the lab's DEFAULT queue
+// (1000 packets) and bucket (10 ms at R = 75,000 bytes), and checks every
+// test's figures against the shaper. --line-rate 120mbit keeps every load
+// the job offers well under the tester's ceiling through the lab's DUT (at
+// 64 B the line is 179 kfps; the raw engine carries about 320 kfps through
+// the DUT here, internal/bench/bench.sh, and a busy CPU takes a share of
+// that) and puts R at 50–70 % of the line, so
 // frame loss has points on both sides of R. It needs the search of issue 12
 // (helpers mlr and trend): on the default queue the search of ce6ef8b
 // reports ~+19 % at large sizes (a 1 s trial fills the queue and passes).
@@ -32,30 +34,26 @@ import (
 //   - throughput: found, not tester-limited, within −2 % … +1 % of R (the
 //     quick profile's accuracy goal, issue 12);
 //   - latency at that rate: mean under 1 ms + 10 % of the time the full
-//     default queue takes to drain (1000 frames at R: 4.8 ms at 64 B,
-//     121 ms at 1518 B): a rate the DUT sustains keeps no standing queue;
+//     default queue takes to drain (1000 frames at R: 8 ms at 64 B,
+//     202 ms at 1518 B): a rate the DUT sustains keeps no standing queue;
 //   - frame loss: 0 at loads ≤ 98 % of R; above 102 % of R the shaper's
 //     loss 1 − R/offered, less what the queue and bucket absorb in the
 //     trial, ± 1 point;
 //   - back-to-back at the line rate: the DUT passes a burst of N frames
 //     while N − (bucket frames + R·N/line) fits in its queue, so
-//     N* = (1000 + 125000/(F−4)) / (1 − R/line); the reported average
+//     N* = (1000 + 75000/(F−4)) / (1 − R/line); the reported average
 //     within ±5 % of N* (the search's 1 % step, the bucket's refill while
 //     the first frames cross the DUT), or the quick profile's 100 ms cap
-//     where N* is beyond it. Measured on the 2-CPU lab host: 2605 at 512 B
-//     (model 2616), 2244–2319 at 1024 B (2299), the cap at 1280 and 1518 B.
-//   - it also shows the DUT back-pressuring the raw sender at 64–256 B (the
-//     veth charges queued frames to the sending socket): offered ≈ R, no
-//     loss, a full queue's latency, marked tester-limited; helper fw's
-//     back-pressure verdict (Result.FlowControlled) is what should call it
-//     so.
+//     where N* is beyond it. (At R = 100 Mbit/s and a 200 Mbit/s line,
+//     measured on the 2-CPU lab host: 2605 at 512 B for a model of 2616,
+//     2244–2319 at 1024 B for 2299.)
 func TestMainJobShaped(t *testing.T) {
 	needRoot(t)
 	const (
-		rateBps = 100e6
-		lineBps = 200e6
+		rateBps = 60e6
+		lineBps = 120e6
 		queue   = 1000   // lab default, packets
-		bucket  = 125000 // lab default: 10 ms at R, bytes
+		bucket  = rateBps / 8 / 100 // lab default: 10 ms at R, bytes
 	)
 	// Two of the seven sizes (the whole job takes some 5 minutes here, too
 	// long for CI's 15): 64 B always, where a 4-byte accounting error is
@@ -72,7 +70,7 @@ func TestMainJobShaped(t *testing.T) {
 	}
 	t.Logf("seed %d: sizes %v", seed, sizes)
 	out := filepath.Join(t.TempDir(), "out")
-	_, stderr, err := runCLI(t, context.Background(), "run", "--lab", "--rate", "100mbit", "--line-rate", "200mbit",
+	_, stderr, err := runCLI(t, context.Background(), "run", "--lab", "--rate", "60mbit", "--line-rate", "120mbit",
 		"--sizes", strings.Join(list, ","), "--out", out)
 	defer labGone(t, tempLabName())
 	if err != nil {
