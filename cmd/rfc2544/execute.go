@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/reports"
@@ -256,15 +253,6 @@ func toolVersion() string {
 		return "rfc2544 (devel)"
 	}
 	return "rfc2544 " + v
-}
-
-func hostAndKernel() (host, kernel string) {
-	host, _ = os.Hostname()
-	var u unix.Utsname
-	if err := unix.Uname(&u); err == nil {
-		kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
-	}
-	return host, kernel
 }
 
 func testsString(ts []rfc2544.Test) string {
