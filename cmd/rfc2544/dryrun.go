@@ -54,7 +54,7 @@ func dryRun(_ context.Context, s *runSetup, stdout io.Writer) error {
 	fmt.Fprintf(&b, "# output folder: %s\n", s.out)
 	est, n := estimateTotal(estimateRun(s.plan.WithDefaults()))
 	fmt.Fprintf(&b, "# expected duration: about %v of tester time, %d trials (an estimate from the plan; searches depend on the DUT)\n", est.Round(time.Second), n)
-	y, err := planYAML(s.plan)
+	y, err := s.plan.YAML()
 	if err != nil {
 		return err
 	}

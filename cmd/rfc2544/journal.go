@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/rfc2544/rfc2544/internal/fileio"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials"
 )
@@ -114,7 +115,7 @@ type journalContents struct {
 // crash mid-write leaves: it is dropped (that trial runs again). Any other
 // bad line is an error.
 func readJournal(path string) (*journalContents, error) {
-	b, err := readBounded(path, maxJournalBytes)
+	b, err := fileio.ReadBounded(path, maxJournalBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, usagef("--resume %s: no %s there; give the --out folder of the run to continue", filepath.Dir(path), journalName)

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rfc2544/rfc2544/internal/fileio"
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
@@ -139,7 +140,7 @@ func reportVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // readResultsFile reads a results file (results.json): a regular file of
 // at most maxResultsBytes. Errors name the file.
 func readResultsFile(path string) (*rfc2544.Results, error) {
-	f, r, err := openBounded(path, maxResultsBytes)
+	f, r, err := fileio.OpenBounded(path, maxResultsBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
 			return nil, fmt.Errorf("open results file: %w", err)

@@ -360,7 +360,7 @@ func TestDryRunPlanPrecedence(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The dry run's output is itself a plan file.
-	got, _, err := parsePlan("dry-run output", []byte(stdout), rfc2544.Plan{})
+	got, _, err := rfc2544.ParsePlan("dry-run output", []byte(stdout), rfc2544.Plan{})
 	if err != nil {
 		t.Fatalf("dry-run output does not parse as a plan: %v\n%s", err, stdout)
 	}

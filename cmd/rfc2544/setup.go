@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rfc2544/rfc2544/internal/fileio"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials"
@@ -303,6 +304,14 @@ func portLineRate(ports []portConfig, infos []portInfo) (float64, string, error)
 	return bps, strings.Join(notes, ", "), nil
 }
 
+// planFileError is a usage error naming --plan.
+func planFileError(path string, err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return usagef("--plan %s: no such file; see testdata/plans/ for examples", path)
+	}
+	return usagef("--plan %w", err)
+}
+
 func orUnknown(s string) string {
 	if s == "" {
 		return "unknown"
@@ -316,9 +325,9 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 	f := s.flags
 	profile := f.profile
 	if profile == "" && f.planFile != "" {
-		pp, err := planProfile(f.planFile)
+		pp, err := rfc2544.LoadPlanProfile(f.planFile)
 		if err != nil {
-			return rfc2544.Plan{}, err
+			return rfc2544.Plan{}, planFileError(f.planFile, err)
 		}
 		profile = pp
 	}
@@ -338,8 +347,8 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 	}
 	if f.planFile != "" {
 		var given map[string]bool
-		if p, given, err = readPlanFile(f.planFile, p); err != nil {
-			return p, err
+		if p, given, err = rfc2544.LoadPlan(f.planFile, p); err != nil {
+			return p, planFileError(f.planFile, err)
 		}
 		s.linkGiven = given["link_bps"]
 		p.Profile = profile
@@ -512,7 +521,7 @@ func sizesString(sizes []int) string {
 
 // readCalibration reads the output of 'rfc2544 calibrate --json'.
 func readCalibration(path string) ([]trials.CalibrationPoint, error) {
-	b, err := readBounded(path, maxCalibrationBytes)
+	b, err := fileio.ReadBounded(path, maxCalibrationBytes)
 	if err != nil {
 		return nil, usagef("--calibration %s: %v; write one with 'rfc2544 calibrate --lab NAME --json > %s'", path, err, path)
 	}
