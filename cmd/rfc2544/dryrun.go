@@ -25,7 +25,7 @@ func dryRun(_ context.Context, s *runSetup, stdout io.Writer) error {
 			// ExpectedS is the estimated tester time of the run.
 			ExpectedS float64 `json:"expected_duration_s"`
 		}{s.transport, s.plan.LinkBps, s.capBps, nil, s.labName, s.out, s.plan, 0}
-		est, _ := estimateTotal(estimateRun(s.plan.WithDefaults()))
+		est, _ := s.plan.WithDefaults().Estimate()
 		out.ExpectedS = est.Seconds()
 		for _, p := range s.ports {
 			out.Ports = append(out.Ports, p.describe())
@@ -52,7 +52,7 @@ func dryRun(_ context.Context, s *runSetup, stdout io.Writer) error {
 	fmt.Fprintf(&b, "# line rate: %s\n", lineRateNote(s.plan.LinkBps, s.lineNote))
 	fmt.Fprintf(&b, "# rate cap: %s (%s)\n", formatBitRate(s.capBps), s.capNote)
 	fmt.Fprintf(&b, "# output folder: %s\n", s.out)
-	est, n := estimateTotal(estimateRun(s.plan.WithDefaults()))
+	est, n := s.plan.WithDefaults().Estimate()
 	fmt.Fprintf(&b, "# expected duration: about %v of tester time, %d trials (an estimate from the plan; searches depend on the DUT)\n", est.Round(time.Second), n)
 	y, err := s.plan.YAML()
 	if err != nil {

@@ -79,7 +79,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 	if !f.quiet {
 		prog = newProgress(stderr, p)
 		if len(replay) == 0 {
-			est, n := estimateTotal(prog.segs)
+			est, n := prog.plan.Estimate()
 			fmt.Fprintf(stderr, "expected duration: about %v of tester time, %d trials (an estimate from the plan; searches depend on the DUT)\n", est.Round(time.Second), n)
 		}
 	}
