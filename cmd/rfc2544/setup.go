@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/internal/fileio"
+	"github.com/rfc2544/rfc2544/internal/netdev"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials"
@@ -184,7 +185,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	}
 
 	// The line rate percentages refer to, and the ports' own checks.
-	var infos []portInfo
+	var infos []netdev.Info
 	for _, p := range s.ports {
 		if p.fromLab || p.socketOnly {
 			continue
@@ -193,11 +194,11 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		if err != nil {
 			return nil, err
 		}
-		if info.carriesDefault && !f.force {
+		if info.CarriesDefault && !f.force {
 			return nil, usagef("--port-%s %s: carries the default route of %s, so test traffic could leave this host's network; use a dedicated test port, or pass --force if this is intended",
 				p.name, p.iface, nsName(p.netns))
 		}
-		if !info.up {
+		if !info.Up {
 			return nil, usagef("--port-%s %s: the interface is down; bring it up with 'ip link set %s up'", p.name, p.iface, p.iface)
 		}
 		infos = append(infos, info)
@@ -279,26 +280,26 @@ func labPorts(st *lab.State) []portConfig {
 
 // portLineRate is the line rate of two explicit ports: their speed (the
 // slower one), or the nominal 1 Gbit/s for veth.
-func portLineRate(ports []portConfig, infos []portInfo) (float64, string, error) {
+func portLineRate(ports []portConfig, infos []netdev.Info) (float64, string, error) {
 	var bps float64
 	var notes []string
 	for i, info := range infos {
 		p := ports[i]
 		switch {
-		case info.driver == "veth" || info.kind == "veth":
+		case info.Driver == "veth" || info.Kind == "veth":
 			notes = append(notes, fmt.Sprintf("%s is a veth: nominal 1 Gbit/s", p.iface))
 			if bps == 0 || nominalLineRate < bps {
 				bps = nominalLineRate
 			}
-		case info.speedMbps > 0:
-			v := float64(info.speedMbps) * 1e6
+		case info.SpeedMbps > 0:
+			v := float64(info.SpeedMbps) * 1e6
 			notes = append(notes, fmt.Sprintf("%s reports %s", p.iface, formatBitRate(v)))
 			if bps == 0 || v < bps {
 				bps = v
 			}
 		default:
 			return 0, "", usagef("--port-%s %s: its driver (%s) reports no link speed, so percentages would have no meaning; give the line rate with --line-rate, e.g. --line-rate 10G",
-				p.name, p.iface, orUnknown(info.driver))
+				p.name, p.iface, orUnknown(info.Driver))
 		}
 	}
 	return bps, strings.Join(notes, ", "), nil

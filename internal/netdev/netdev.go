@@ -1,0 +1,45 @@
+// Package netdev inspects and adjusts a network interface inside a named
+// network namespace ("" is the current one): its link attributes and the
+// namespace's default routes through netlink, its driver, speed and
+// offloads through the ethtool ioctl. It is the module's one ethtool
+// implementation, used by the CLI's port checks and the lab's ports.
+//
+// The ethtool ioctl (SIOCETHTOOL) rather than ethtool's generic netlink
+// family: the netlink family has no driver name, and the Go client of it
+// (github.com/mdlayher/ethtool) neither the driver nor the offload
+// features, so it could not replace the ioctl.
+package netdev
+
+import "errors"
+
+// Info is what Inspect learns about an interface.
+type Info struct {
+	Index int
+	MTU   int
+	Up    bool
+	// Kind is the netlink link type, e.g. "veth", "device".
+	Kind string
+	// Driver is the ethtool driver name, e.g. "veth", "ixgbe"; "" when
+	// the driver does not say.
+	Driver string
+	// SpeedMbps is the link speed in Mbit/s; 0 when unknown.
+	SpeedMbps int
+	// CarriesDefault: an IPv4 or IPv6 default route of the namespace
+	// leaves through the interface.
+	CarriesDefault bool
+}
+
+var (
+	// ErrNoNamespace: the named network namespace does not exist.
+	ErrNoNamespace = errors.New("no such network namespace")
+	// ErrNoInterface: the interface does not exist in the namespace.
+	ErrNoInterface = errors.New("no such interface")
+)
+
+// where names a namespace in messages.
+func where(ns string) string {
+	if ns == "" {
+		return "the host's network namespace"
+	}
+	return "network namespace " + `"` + ns + `"`
+}
