@@ -118,3 +118,27 @@ func (p Plan) Estimate() (d time.Duration, trials int) {
 	}
 	return d, trials
 }
+
+// HighestLoad is the highest per-port rate, in L1 bit/s, that the trials
+// of p may ask for, and the test that asks for it: the frame loss,
+// back-to-back and recovery tests send at the line rate, a throughput
+// search (and the latency test's) up to throughput.max_percent of it.
+func (p Plan) HighestLoad() (bps float64, by Test) {
+	for _, t := range p.Tests {
+		switch t {
+		case TestFrameLoss, TestBackToBack, TestRecovery:
+			if p.LinkBps > bps {
+				bps, by = p.LinkBps, t
+			}
+		case TestThroughput, TestLatency:
+			max := p.Throughput.MaxPercent
+			if max == 0 {
+				max = 100
+			}
+			if v := p.LinkBps * max / 100; v > bps {
+				bps, by = v, TestThroughput
+			}
+		}
+	}
+	return bps, by
+}

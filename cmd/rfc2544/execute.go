@@ -72,7 +72,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 	}
 	defer ot.close()
 
-	rt := &replayTester{next: &capTester{next: ot.tester, capBps: s.capBps, capFlag: s.capNote}, pending: replay}
+	rt := &replayTester{next: ot.tester, pending: replay}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var prog *progress
@@ -85,9 +85,11 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 	}
 	obs := &runObserver{j: j, rt: rt, prog: prog, cancel: cancel}
 	runner := &rfc2544.Runner{
-		Tester:   rt,
-		Plan:     p,
-		Observer: obs,
+		Tester:       rt,
+		Plan:         p,
+		Observer:     obs,
+		MaxBps:       s.capBps,
+		MaxBpsSource: s.capNote,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			if rt.replaying() || s.transport == transportSim {
 				// No rest between trials that are not run, or only computed.
@@ -151,7 +153,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: partial results in %s; continue with 'rfc2544 %s --resume %s'", errInterrupted, s.out, s.verb, s.out)
 	case runErr != nil:
 		return fmt.Errorf("%w (partial results in %s)", runErr, s.out)
-	case testerLimited(res):
+	case res.TesterLimited():
 		return errTesterLimited
 	}
 	return nil
@@ -198,29 +200,6 @@ func (o *runObserver) TrialFinished(rec rfc2544.TrialRecord) {
 // nothing crossed, so the journal keeps it like any other.
 func refusedProbe(rec rfc2544.TrialRecord, err error) bool {
 	return rec.Test == rfc2544.TestProbe && errors.Is(err, framing.ErrAboveMTU)
-}
-
-// testerLimited reports whether any result is tester-limited: the tester,
-// not the DUT, set the limit.
-func testerLimited(r *rfc2544.Results) bool {
-	for _, t := range r.Throughput {
-		if t.TesterLimited {
-			return true
-		}
-	}
-	for _, b := range r.BackToBack {
-		if b.TesterLimited {
-			return true
-		}
-	}
-	for _, l := range r.FrameLoss {
-		for _, pt := range l.Points {
-			if pt.TesterLimited {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // writeResults writes results.json, report.txt and report.html into dir,

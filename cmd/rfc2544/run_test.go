@@ -430,23 +430,6 @@ func TestParseBitRate(t *testing.T) {
 	}
 }
 
-func TestCapTester(t *testing.T) {
-	sim := &rfc2544.SimDUT{LinkBps: 1e9}
-	c := &capTester{next: sim, capBps: 500e6, capFlag: "--max-rate"}
-	spec := trials.Spec{FrameSize: 64, Streams: []trials.Stream{{ID: 1, Direction: trials.AtoB}}, Duration: 1e9}
-	spec.RateFPS = 700000 // 470 Mbit/s L1
-	if _, err := c.Run(context.Background(), spec); err != nil {
-		t.Errorf("below the cap: %v", err)
-	}
-	spec.RateFPS = 800000 // 537.6 Mbit/s L1
-	if _, err := c.Run(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "rate cap") {
-		t.Errorf("above the cap: got %v", err)
-	}
-	if got := sim.Trials(); got != 1 {
-		t.Errorf("the simulator ran %d trials, want 1 (the refused one must not reach it)", got)
-	}
-}
-
 func TestProgressTerminalLine(t *testing.T) {
 	var b bytes.Buffer
 	p := newProgress(&b, mustPlan(t, "quick"))

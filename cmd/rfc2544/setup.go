@@ -240,7 +240,11 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		}
 		s.capBps, s.capNote = bps, "--max-rate"
 	}
-	if need, why := highestLoad(s.plan); need > s.capBps*(1+1e-9) {
+	if need, by := s.plan.HighestLoad(); need > s.capBps*(1+1e-9) {
+		why := fmt.Sprintf("the %s test sends at the full line rate %s", by, formatBitRate(s.plan.LinkBps))
+		if by == rfc2544.TestThroughput {
+			why = fmt.Sprintf("the throughput search goes up to %g%% of the line rate %s", s.plan.Throughput.MaxPercent, formatBitRate(s.plan.LinkBps))
+		}
 		return nil, usagef("--max-rate %s: below the %s the plan sends (%s); raise --max-rate, or lower --line-rate or the plan's loads",
 			formatBitRate(s.capBps), formatBitRate(need), why)
 	}
@@ -482,30 +486,6 @@ func planError(err error, f *runFlags, set map[string]bool) error {
 		return usagef("--plan %s: %w", f.planFile, err)
 	}
 	return usageError{err}
-}
-
-// highestLoad is the highest per-port rate, in L1 bit/s, that the plan's
-// trials may ask for, and why.
-func highestLoad(p rfc2544.Plan) (float64, string) {
-	var need float64
-	var why string
-	for _, t := range p.Tests {
-		switch t {
-		case rfc2544.TestFrameLoss, rfc2544.TestBackToBack, rfc2544.TestRecovery:
-			if p.LinkBps > need {
-				need, why = p.LinkBps, fmt.Sprintf("the %s test sends at the full line rate %s", t, formatBitRate(p.LinkBps))
-			}
-		case rfc2544.TestThroughput, rfc2544.TestLatency:
-			max := p.Throughput.MaxPercent
-			if max == 0 {
-				max = 100
-			}
-			if v := p.LinkBps * max / 100; v > need {
-				need, why = v, fmt.Sprintf("the throughput search goes up to %g%% of the line rate %s", max, formatBitRate(p.LinkBps))
-			}
-		}
-	}
-	return need, why
 }
 
 // sizesString lists frame sizes for the output.
