@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/rfc2544/rfc2544/lab/relay"
 )
 
 // Exit codes, documented in the README.
@@ -45,6 +47,7 @@ func register(name, summary string, run func(ctx context.Context, args []string,
 }
 
 func main() {
+	relay.Enter() // a lab's relay DUT is a copy of this program
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
