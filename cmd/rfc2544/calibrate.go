@@ -15,10 +15,6 @@ import (
 	"github.com/rfc2544/rfc2544/trials"
 )
 
-func init() {
-	register("calibrate", "measure this machine's tester ceiling (frames/s per frame size) on a lab loop", runCalibrate)
-}
-
 func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)

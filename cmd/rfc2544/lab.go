@@ -20,10 +20,6 @@ import (
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
-func init() {
-	register("lab", "build, inspect and remove the built-in virtual lab (up, down, status, list)", runLab)
-}
-
 const labUsage = `Usage: rfc2544 lab <up|down|status|list> [flags]
 
   lab up --name NAME [--rate 50mbit] [--limit 1000] [--loss 1%] [--delay 2ms]
@@ -220,7 +216,7 @@ func labList(args []string, stdout, stderr io.Writer) error {
 		if st.Topology == lab.TopologyRouter {
 			dut = st.DUT.String()
 		}
-		t.Append(n, st.Topology.String(), dut, labSettings(st.Config), st.Created.Format(time.RFC3339))
+		t.Append(n, st.Topology.String(), dut, st.Config.Flags(), st.Created.Format(time.RFC3339))
 	}
 	return t.Render()
 }
@@ -251,82 +247,6 @@ func labWriteJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// labSettings summarises a configuration in flag syntax.
-func labSettings(c lab.Config) string {
-	var s []string
-	dir := func(flag string, ab, ba string) {
-		switch {
-		case ab == ba && ab != "":
-			s = append(s, "--"+flag+" "+ab)
-		default:
-			if ab != "" {
-				s = append(s, "--"+flag+"-ab "+ab)
-			}
-			if ba != "" {
-				s = append(s, "--"+flag+"-ba "+ba)
-			}
-		}
-	}
-	rate := func(v uint64) string {
-		if v == 0 {
-			return ""
-		}
-		return lab.FormatRate(v)
-	}
-	num := func(v uint32) string {
-		if v == 0 {
-			return ""
-		}
-		return fmt.Sprint(v)
-	}
-	pct := func(v float64) string {
-		if v == 0 {
-			return ""
-		}
-		return fmt.Sprintf("%g%%", v)
-	}
-	dir("rate", rate(c.AtoB.RateBps), rate(c.BtoA.RateBps))
-	dir("burst", num(c.AtoB.BurstBytes), num(c.BtoA.BurstBytes))
-	dir("limit", num(c.AtoB.LimitPackets), num(c.BtoA.LimitPackets))
-	dir("loss", pct(c.AtoB.LossPercent), pct(c.BtoA.LossPercent))
-	if c.FWRules > 0 {
-		s = append(s, fmt.Sprintf("--fw-rules %d", c.FWRules))
-	}
-	if c.MTUA == c.MTUB {
-		s = append(s, fmt.Sprintf("--mtu %d", c.MTUA))
-	} else {
-		s = append(s, fmt.Sprintf("--mtu-a %d --mtu-b %d", c.MTUA, c.MTUB))
-	}
-	if c.Delay > 0 {
-		s = append(s, "--delay "+c.Delay.String())
-	}
-	if c.Jitter > 0 {
-		s = append(s, "--jitter "+c.Jitter.String())
-	}
-	r := c.Relay
-	if c.DUT == lab.DUTRelay {
-		if r.Delay > 0 {
-			s = append(s, "--delay "+r.Delay.String())
-		}
-		if r.Jitter > 0 {
-			s = append(s, "--jitter "+r.Jitter.String())
-		}
-		if r.LossPercent > 0 {
-			s = append(s, "--loss "+pct(r.LossPercent))
-		}
-		if r.ReorderPercent > 0 {
-			s = append(s, "--reorder "+pct(r.ReorderPercent)+" --reorder-gap "+r.ReorderGap.String())
-		}
-		if r.DuplicatePercent > 0 {
-			s = append(s, "--duplicate "+pct(r.DuplicatePercent))
-		}
-	}
-	if c.NoRPS {
-		s = append(s, "--no-rps")
-	}
-	return strings.Join(s, " ")
-}
-
 func labRenderState(w io.Writer, st *lab.State) error {
 	t := labTable(w)
 	t.Header("Port", "Namespace", "Interface", "MAC", "IPv4", "IPv6", "Gateway", "MTU")
@@ -348,7 +268,7 @@ func labRenderState(w io.Writer, st *lab.State) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "settings: %s\n", labSettings(st.Config))
+	fmt.Fprintf(w, "settings: %s\n", st.Config.Flags())
 	if len(st.DUTCPUs) > 0 {
 		fmt.Fprintf(w, "DUT receive processing (RPS) on CPU %v: keep the tester off it\n", st.DUTCPUs)
 	}

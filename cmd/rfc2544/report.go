@@ -17,10 +17,6 @@ import (
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
-func init() {
-	register("report", "re-render a results file as tables, JSON, CSV, HTML or charts, without re-running", reportVerb)
-}
-
 // reportFormats are the values of report --format.
 var reportFormats = []string{"table", "json", "csv", "html", "svg", "png"}
 
