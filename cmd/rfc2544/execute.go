@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -38,17 +39,20 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 		logw = io.Discard
 	}
 	// The journal, before the first trial.
-	var j *journal
+	var j *rfc2544.Journal
 	var replay []rfc2544.TrialRecord
 	started := time.Now().UTC()
 	var err error
 	if s.resume != nil {
-		j, err = reopenJournal(filepath.Join(s.out, journalName), s.resume.ValidLen)
+		j, err = rfc2544.ReopenJournal(filepath.Join(s.out, journalName), s.resume.ValidLen)
 		replay = s.resume.Records
 		started = s.resume.Header.Started
 	} else {
-		j, err = createJournal(s.out, journalHeader{Journal: journalVersion, Tool: toolVersion(), Started: started,
-			Verb: s.verb, Args: s.args, Plan: s.plan})
+		j, err = rfc2544.CreateJournal(filepath.Join(s.out, journalName), rfc2544.JournalHeader{Journal: rfc2544.JournalVersion,
+			Tool: toolVersion(), Started: started, Verb: s.verb, Args: s.args, Plan: s.plan})
+		if errors.Is(err, os.ErrExist) {
+			return usagef("--out %s: already holds a run (%s); continue it with --resume %s, or choose another --out", s.out, journalName, s.out)
+		}
 	}
 	if err != nil {
 		return err
@@ -72,7 +76,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 	}
 	defer ot.close()
 
-	rt := &replayTester{next: ot.tester, pending: replay}
+	rt := &rfc2544.ReplayTester{Next: ot.tester, Pending: replay}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var prog *progress
@@ -91,7 +95,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 		MaxBps:       s.capBps,
 		MaxBpsSource: s.capNote,
 		Sleep: func(ctx context.Context, d time.Duration) error {
-			if rt.replaying() || s.transport == transportSim {
+			if rt.Replaying() || s.transport == transportSim {
 				// No rest between trials that are not run, or only computed.
 				return nil
 			}
@@ -126,11 +130,11 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 		}
 	}
 
-	if s.resume != nil && runErr != nil && rt.done < len(replay) {
+	if s.resume != nil && runErr != nil && rt.Done < len(replay) {
 		// A resume that failed before it got past the journal has less
 		// than the interrupted run's results: keep those.
 		fmt.Fprintf(logw, "results.json and the reports in %s are left as they were: the resume stopped after %d of the journal's %d trials\n",
-			s.out, rt.done, len(replay))
+			s.out, rt.Done, len(replay))
 		if interrupted {
 			return fmt.Errorf("%w: continue with 'rfc2544 %s --resume %s'", errInterrupted, s.verb, s.out)
 		}
@@ -163,8 +167,8 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 // are in the journal already) and reports progress. A journal that cannot be
 // written stops the run: its trials could not be resumed.
 type runObserver struct {
-	j        *journal
-	rt       *replayTester
+	j        *rfc2544.Journal
+	rt       *rfc2544.ReplayTester
 	prog     *progress
 	replayed int // replayed trials seen so far
 	cancel   context.CancelCauseFunc
@@ -180,11 +184,11 @@ func (o *runObserver) TrialStarted(test rfc2544.Test, frameSize, step int, inten
 }
 
 func (o *runObserver) TrialFinished(rec rfc2544.TrialRecord) {
-	fromJournal := o.replayed < o.rt.done
+	fromJournal := o.replayed < o.rt.Done
 	if fromJournal {
 		o.replayed++
-	} else if o.err == nil && (o.rt.lastErr == nil || refusedProbe(rec, o.rt.lastErr)) {
-		if err := o.j.append(rec); err != nil {
+	} else if o.err == nil && (o.rt.LastErr == nil || refusedProbe(rec, o.rt.LastErr)) {
+		if err := o.j.Append(rec); err != nil {
 			o.err = err
 			o.cancel(err)
 		}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +15,16 @@ import (
 
 // This file holds what the verbs share about files: the output folder's
 // lock, the one atomic writer, and bounded reads of input files.
+
+// journalName is the journal's file name in the output folder.
+const journalName = "journal.jsonl"
+
+// strictJSON decodes b into v, refusing unknown fields.
+func strictJSON(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	return d.Decode(v)
+}
 
 // runFiles are the files a run writes into its folder; --overwrite removes
 // them, and a folder holding anything else is not a run's to take.
@@ -126,7 +138,6 @@ const (
 	maxResultsBytes = 256 << 20
 	// maxJournalBytes bounds a journal read back by --resume, and
 	// maxCalibrationBytes a --calibration file.
-	maxJournalBytes     = 256 << 20
 	maxCalibrationBytes = 1 << 20
 )
 

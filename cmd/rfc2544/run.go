@@ -202,7 +202,7 @@ type runSetup struct {
 	labCfg    lab.Config                // the temporary lab's settings
 	ceilings  []trials.CalibrationPoint // from --calibration
 	out       string
-	resume    *journalContents
+	resume    *rfc2544.JournalContents
 	args      []string // the command line to journal (no --out, --resume)
 }
 

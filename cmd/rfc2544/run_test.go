@@ -131,7 +131,7 @@ func TestRunSimJSON(t *testing.T) {
 	if got, want := len(lines)-1, res.Trials(); got != want {
 		t.Errorf("journal has %d trial lines, results count %d trials", got, want)
 	}
-	jc, err := readJournal(filepath.Join(out, journalName))
+	jc, err := rfc2544.ReadJournal(filepath.Join(out, journalName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestJournalHalfWrittenLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte(cut), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	jc, err := readJournal(path)
+	jc, err := rfc2544.ReadJournal(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,10 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 				return nil, usagef("--%s with --resume: a resumed run takes every setting from its journal; drop --%s", name, name)
 			}
 		}
-		jc, err := readJournal(filepath.Join(f.resume, journalName))
+		jc, err := rfc2544.ReadJournal(filepath.Join(f.resume, journalName))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, usagef("--resume %s: no %s there; give the --out folder of the run to continue", f.resume, journalName)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -507,7 +510,7 @@ func readCalibration(path string) ([]trials.CalibrationPoint, error) {
 		return nil, usagef("--calibration %s: %v; write one with 'rfc2544 calibrate --lab NAME --json > %s'", path, err, path)
 	}
 	var pts []trials.CalibrationPoint
-	if err := strictUnmarshal(b, &pts); err != nil {
+	if err := strictJSON(b, &pts); err != nil {
 		return nil, usagef("--calibration %s: not the JSON of 'rfc2544 calibrate --json': %w", path, err)
 	}
 	if len(pts) == 0 {
