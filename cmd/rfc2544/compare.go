@@ -118,7 +118,7 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if *chart != "" {
 		write := func(w io.Writer) error { return reports.WriteComparisonChart(w, c, chartFormat) }
-		if err := writeFilesAtomic(filepath.Dir(*chart), []outputFile{{filepath.Base(*chart), write}}); err != nil {
+		if err := writeFilesAtomic(filepath.Dir(*chart), []outputFile{{Name: filepath.Base(*chart), Write: write}}); err != nil {
 			return fmt.Errorf("compare: chart: %w", err)
 		}
 	}

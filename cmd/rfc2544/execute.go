@@ -214,9 +214,9 @@ func writeResults(dir string, res *rfc2544.Results) error {
 		return func(out io.Writer) error { return write(out, res) }
 	}
 	return writeFilesAtomic(dir, []outputFile{
-		{"results.json", w(reports.WriteJSON)},
-		{"report.txt", w(reports.WriteTables)},
-		{"report.html", w(reports.WriteHTML)},
+		{Name: "results.json", Write: w(reports.WriteJSON)},
+		{Name: "report.txt", Write: w(reports.WriteTables)},
+		{Name: "report.html", Write: w(reports.WriteHTML)},
 	})
 }
 

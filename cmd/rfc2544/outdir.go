@@ -10,7 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/rfc2544/rfc2544/internal/fileio"
 )
 
 // This file holds what the verbs share about files: the output folder's
@@ -65,68 +66,13 @@ func clearRunFiles(dir string) error {
 	return nil
 }
 
-// outputFile is one file of an atomic write: a name in the folder and what
-// writes its contents.
-type outputFile struct {
-	name  string
-	write func(io.Writer) error
-}
+// outputFile is one file of an atomic write.
+type outputFile = fileio.File
 
-// writeFilesAtomic writes every file into dir under a temporary name, mode
-// 0644, synced; only when all are written are they renamed into place. A
-// failure leaves the files already in dir as they were.
+// writeFilesAtomic writes files into dir, all or none (fileio.WriteFiles);
+// a signal that ends the process at once removes the temporary files.
 func writeFilesAtomic(dir string, files []outputFile) error {
-	var mu sync.Mutex // tmps is also read by the exit hook
-	tmps := make([]string, 0, len(files))
-	cleanup := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, t := range tmps {
-			os.Remove(t)
-		}
-		tmps = nil
-	}
-	// A signal that ends the process at once removes the temporary files.
-	done := onExit(cleanup)
-	defer done()
-	for _, o := range files {
-		path := filepath.Join(dir, o.name)
-		tmp, err := os.CreateTemp(dir, "."+o.name+".*")
-		if err != nil {
-			cleanup()
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		mu.Lock()
-		tmps = append(tmps, tmp.Name())
-		mu.Unlock()
-		err = o.write(tmp)
-		if err == nil {
-			err = tmp.Chmod(0o644) // CreateTemp makes 0600; results are for sharing
-		}
-		if err == nil {
-			err = tmp.Sync()
-		}
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			cleanup()
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	for i, o := range files {
-		if err := os.Rename(tmps[i], filepath.Join(dir, o.name)); err != nil {
-			for _, t := range tmps[i:] {
-				os.Remove(t)
-			}
-			tmps = nil
-			return fmt.Errorf("write %s: %w", filepath.Join(dir, o.name), err)
-		}
-	}
-	tmps = nil // renamed: nothing for the exit hook to remove
-	return nil
+	return fileio.WriteFiles(dir, files, onExit)
 }
 
 // Input size limits.
@@ -171,5 +117,5 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // writeReportFile writes one file atomically (writeFilesAtomic), e.g. a
 // chart named by a flag.
 func writeReportFile(path string, write func(io.Writer) error) error {
-	return writeFilesAtomic(filepath.Dir(path), []outputFile{{filepath.Base(path), write}})
+	return writeFilesAtomic(filepath.Dir(path), []outputFile{{Name: filepath.Base(path), Write: write}})
 }

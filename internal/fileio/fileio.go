@@ -1,13 +1,16 @@
-// Package fileio reads input files within a bound: a results file, a
+// Package fileio reads input files within a bound (a results file, a
 // journal, a plan or a calibration table is a regular file of a known
-// largest size, and anything else (a FIFO, /dev/zero, a folder, a file of
-// gigabytes) is an error before it is read.
+// largest size, and anything else, a FIFO, /dev/zero, a folder, a file of
+// gigabytes, is an error before it is read) and writes output files
+// atomically.
 package fileio
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"sync"
 	"syscall"
 )
 
@@ -78,4 +81,72 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// File is one file of WriteFiles: a name in the folder and what writes
+// its contents.
+type File struct {
+	Name  string
+	Write func(io.Writer) error
+}
+
+// WriteFiles writes every file into dir under a temporary name, mode 0644
+// (results, reports and the lab's state are for sharing), synced; only when
+// all are written are they renamed into place. A failure leaves the files
+// already in dir as they were. track, when not nil, is given a function
+// that removes the temporary files written so far (for a signal handler
+// that exits at once) and returns the function to call when it is no
+// longer needed.
+func WriteFiles(dir string, files []File, track func(cleanup func()) (done func())) error {
+	var mu sync.Mutex // tmps is also read by the exit hook
+	tmps := make([]string, 0, len(files))
+	cleanup := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, t := range tmps {
+			os.Remove(t)
+		}
+		tmps = nil
+	}
+	if track != nil {
+		defer track(cleanup)()
+	}
+	for _, o := range files {
+		path := filepath.Join(dir, o.Name)
+		tmp, err := os.CreateTemp(dir, "."+o.Name+".*")
+		if err != nil {
+			cleanup()
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		mu.Lock()
+		tmps = append(tmps, tmp.Name())
+		mu.Unlock()
+		err = o.Write(tmp)
+		if err == nil {
+			err = tmp.Chmod(0o644) // CreateTemp makes 0600; results are for sharing
+		}
+		if err == nil {
+			err = tmp.Sync()
+		}
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			cleanup()
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, o := range files {
+		if err := os.Rename(tmps[i], filepath.Join(dir, o.Name)); err != nil {
+			for _, t := range tmps[i:] {
+				os.Remove(t)
+			}
+			tmps = nil
+			return fmt.Errorf("write %s: %w", filepath.Join(dir, o.Name), err)
+		}
+	}
+	tmps = nil // renamed: nothing for the exit hook to remove
+	return nil
 }
