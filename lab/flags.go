@@ -4,6 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -268,4 +271,52 @@ func (c Config) Flags() string {
 		s = append(s, "--no-rps")
 	}
 	return strings.Join(s, " ")
+}
+
+// Summary is a one-line description of c for people, e.g.
+// "MTU 1500, shaped to 50mbit".
+func (c Config) Summary() string {
+	var parts []string
+	mtuA, mtuB := c.MTUA, c.MTUB
+	if mtuA == 0 {
+		mtuA = DefaultMTU
+	}
+	if mtuB == 0 {
+		mtuB = DefaultMTU
+	}
+	if mtuA == mtuB {
+		parts = append(parts, fmt.Sprintf("MTU %d", mtuA))
+	} else {
+		parts = append(parts, fmt.Sprintf("MTU %d/%d", mtuA, mtuB))
+	}
+	if c.AtoB.RateBps > 0 {
+		parts = append(parts, "shaped to "+FormatRate(c.AtoB.RateBps))
+	} else {
+		parts = append(parts, "not shaped")
+	}
+	if c.AtoB.LossPercent > 0 {
+		parts = append(parts, fmt.Sprintf("%g%% loss", c.AtoB.LossPercent))
+	}
+	if c.FWRules > 0 {
+		parts = append(parts, fmt.Sprintf("%d firewall rules", c.FWRules))
+	}
+	sort.Strings(parts[1:])
+	return strings.Join(parts, ", ")
+}
+
+// TesterCPU is the CPU for the tester's sending threads on the lab, 1-based
+// as trials.Config.TxCPU: the first one the lab's DUT does not use. veth
+// forwarding runs on the sending CPU, so a sender on the DUT's CPU competes
+// with the forwarding it measures. 0 (not pinned) when the DUT has no CPUs
+// of its own or every CPU is the DUT's.
+func (st *State) TesterCPU() int {
+	if len(st.DUTCPUs) == 0 {
+		return 0
+	}
+	for c := range runtime.NumCPU() {
+		if !slices.Contains(st.DUTCPUs, c) {
+			return c + 1
+		}
+	}
+	return 0
 }

@@ -71,7 +71,7 @@ Example:
 		return trials.PortConfig{Namespace: p.Namespace, Interface: p.Interface, Addr: p.IPv4, Gateway: p.GatewayV4,
 			Addr6: p.IPv6, Gateway6: p.GatewayV6}
 	}
-	pts, err := trials.Calibrate(ctx, trials.Config{A: pc(st.A), B: pc(st.B), TxCPU: testerCPU(st)}, fsizes, *dur)
+	pts, err := trials.Calibrate(ctx, trials.Config{A: pc(st.A), B: pc(st.B), TxCPU: st.TesterCPU()}, fsizes, *dur)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}

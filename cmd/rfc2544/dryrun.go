@@ -31,7 +31,7 @@ func dryRun(_ context.Context, s *runSetup, stdout io.Writer) error {
 			out.Ports = append(out.Ports, p.describe())
 		}
 		if s.tempLab {
-			out.Lab = "temporary: " + labSummary(s.labCfg)
+			out.Lab = "temporary: " + s.labCfg.Summary()
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -42,7 +42,7 @@ func dryRun(_ context.Context, s *runSetup, stdout io.Writer) error {
 	fmt.Fprintf(&b, "# transport: %s\n", s.transport)
 	switch {
 	case s.tempLab:
-		fmt.Fprintf(&b, "# lab: a temporary lab %s would be created and removed (%s)\n", s.labCfg.Name, labSummary(s.labCfg))
+		fmt.Fprintf(&b, "# lab: a temporary lab %s would be created and removed (%s)\n", s.labCfg.Name, s.labCfg.Summary())
 	case s.labName != "":
 		fmt.Fprintf(&b, "# lab: %s\n", s.labName)
 	}

@@ -503,7 +503,7 @@ func TestTesterCPU(t *testing.T) {
 		tests[2].want = 0
 	}
 	for _, tt := range tests {
-		if got := testerCPU(&lab.State{DUTCPUs: tt.dut}); got != tt.want {
+		if got := (&lab.State{DUTCPUs: tt.dut}).TesterCPU(); got != tt.want {
 			t.Errorf("DUT CPUs %v of %d: tester CPU %d (1-based), want %d", tt.dut, n, got, tt.want)
 		}
 	}

@@ -4,10 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
-	"slices"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/rfc2544/rfc2544/framing"
@@ -98,7 +94,7 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 	}
 	if s.tempLab {
 		name := s.labCfg.Name
-		fmt.Fprintf(logw, "creating temporary lab %s (%s)\n", name, labSummary(s.labCfg))
+		fmt.Fprintf(logw, "creating temporary lab %s (%s)\n", name, s.labCfg.Summary())
 		// Registered before Up: Down clears a half-built lab too. It is
 		// also an exit hook, so a second Ctrl-C removes the lab before it
 		// ends the process.
@@ -117,7 +113,7 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 		ports = labPorts(st)
 		dut = labDUT(st, true)
 		pathMTU = min(st.A.MTU, st.B.MTU)
-		txCPU = testerCPU(st)
+		txCPU = st.TesterCPU()
 		qdiscPath = st.TesterQdisc
 	} else if s.labName != "" {
 		st, err := lab.Load(s.labName)
@@ -126,7 +122,7 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 		}
 		dut = labDUT(st, false)
 		pathMTU = min(st.A.MTU, st.B.MTU)
-		txCPU = testerCPU(st)
+		txCPU = st.TesterCPU()
 		qdiscPath = st.TesterQdisc
 	}
 	if txCPU > 0 {
@@ -176,23 +172,6 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 	return openedTester{tester: eng, dut: dut, close: cleanup}, nil
 }
 
-// testerCPU is the CPU for a lab's sending threads, 1-based as
-// trials.Config.TxCPU: the first one the lab's DUT does not use. veth
-// forwarding runs on the sending CPU, so a sender on the DUT's CPU competes
-// with the forwarding it measures. 0 (not pinned) when the DUT has no CPUs
-// of its own or every CPU is the DUT's.
-func testerCPU(st *lab.State) int {
-	if len(st.DUTCPUs) == 0 {
-		return 0
-	}
-	for c := range runtime.NumCPU() {
-		if !slices.Contains(st.DUTCPUs, c) {
-			return c + 1
-		}
-	}
-	return 0
-}
-
 // udpPort maps a port to the UDP transport: its namespace and addresses
 // (the interface and gateway are the kernel's business).
 func udpPort(p portConfig) trials.UDPPortConfig {
@@ -210,7 +189,7 @@ func labDUT(st *lab.State, temporary bool) rfc2544.DUTInfo {
 		kind = "lab"
 	}
 	d := rfc2544.DUTInfo{
-		Description: fmt.Sprintf("%s %s: %s topology, %s DUT (%s)", kind, st.Name, st.Topology, st.DUT, labSummary(st.Config)),
+		Description: fmt.Sprintf("%s %s: %s topology, %s DUT (%s)", kind, st.Name, st.Topology, st.DUT, st.Config.Summary()),
 		Settings:    map[string]string{"lab": st.Name, "topology": st.Topology.String(), "dut": st.DUT.String()},
 	}
 	c := st.Config
@@ -229,34 +208,4 @@ func labDUT(st *lab.State, temporary bool) rfc2544.DUTInfo {
 		d.Settings["fw_rules"] = fmt.Sprint(c.FWRules)
 	}
 	return d
-}
-
-// labSummary is a one-line description of a lab's settings.
-func labSummary(c lab.Config) string {
-	var parts []string
-	mtuA, mtuB := c.MTUA, c.MTUB
-	if mtuA == 0 {
-		mtuA = lab.DefaultMTU
-	}
-	if mtuB == 0 {
-		mtuB = lab.DefaultMTU
-	}
-	if mtuA == mtuB {
-		parts = append(parts, fmt.Sprintf("MTU %d", mtuA))
-	} else {
-		parts = append(parts, fmt.Sprintf("MTU %d/%d", mtuA, mtuB))
-	}
-	if c.AtoB.RateBps > 0 {
-		parts = append(parts, "shaped to "+lab.FormatRate(c.AtoB.RateBps))
-	} else {
-		parts = append(parts, "not shaped")
-	}
-	if c.AtoB.LossPercent > 0 {
-		parts = append(parts, fmt.Sprintf("%g%% loss", c.AtoB.LossPercent))
-	}
-	if c.FWRules > 0 {
-		parts = append(parts, fmt.Sprintf("%d firewall rules", c.FWRules))
-	}
-	sort.Strings(parts[1:])
-	return strings.Join(parts, ", ")
 }
