@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/lab"
@@ -28,37 +27,10 @@ var openTester = func(ctx context.Context, s *runSetup, logw io.Writer) (openedT
 	return openedTester{}, fmt.Errorf("transport %q: not implemented", s.transport)
 }
 
-// simDefaults describe the simulated DUT of --transport sim: a router that
-// forwards 80% of the line rate with a 256 KiB buffer, 20 µs of latency plus
-// up to 5 µs of jitter, on a 1500-byte MTU path. The --sim-* flags change
-// them.
-const (
-	simCapacityShare = 0.8
-	simBufferBytes   = 256 << 10
-	simBaseLatency   = 20 * time.Microsecond
-	simJitter        = 5 * time.Microsecond
-	simMTU           = 1500
-)
-
-// simDUT builds the simulated DUT of a setup.
+// simDUT is the simulated DUT of --transport sim (rfc2544.NewSimRouter),
+// changed by the --sim-* flags.
 func simDUT(s *runSetup) *rfc2544.SimDUT {
-	capBps := s.plan.LinkBps * simCapacityShare
-	if s.flags.simCapacity > 0 {
-		capBps = s.flags.simCapacity
-	}
-	mtu := simMTU
-	if s.flags.simMTU > 0 {
-		mtu = s.flags.simMTU
-	}
-	return &rfc2544.SimDUT{
-		LinkBps:      s.plan.LinkBps,
-		CapacityBps:  capBps,
-		BufferBytes:  simBufferBytes,
-		BaseLatency:  simBaseLatency,
-		Jitter:       simJitter,
-		Seed:         1,
-		MaxFrameSize: mtu + framing.EthHeaderLen + framing.FCSLen,
-	}
+	return rfc2544.NewSimRouter(s.plan.LinkBps, s.flags.simCapacity, s.flags.simMTU)
 }
 
 func openSim(s *runSetup, logw io.Writer) openedTester {
