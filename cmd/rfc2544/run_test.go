@@ -9,14 +9,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials"
@@ -482,29 +480,5 @@ func TestSamplePlans(t *testing.T) {
 				t.Errorf("no effective plan printed:\n%s", stdout)
 			}
 		})
-	}
-}
-
-func TestTesterCPU(t *testing.T) {
-	n := runtime.NumCPU()
-	all := make([]int, n)
-	for i := range all {
-		all[i] = i
-	}
-	tests := []struct {
-		dut  []int
-		want int
-	}{
-		{nil, 0},      // no RPS: nothing to keep off
-		{all, 0},      // every CPU is the DUT's
-		{[]int{0}, 2}, // CPU 1, 1-based
-	}
-	if n == 1 {
-		tests[2].want = 0
-	}
-	for _, tt := range tests {
-		if got := (&lab.State{DUTCPUs: tt.dut}).TesterCPU(); got != tt.want {
-			t.Errorf("DUT CPUs %v of %d: tester CPU %d (1-based), want %d", tt.dut, n, got, tt.want)
-		}
 	}
 }
