@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
+	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/internal/fileio"
 	"github.com/rfc2544/rfc2544/trials"
 )
@@ -165,6 +167,8 @@ type ReplayTester struct {
 	// LastErr is the error of the latest Run: a trial that ended in an
 	// error (e.g. cancelled) is not to be journaled as finished.
 	LastErr error
+
+	recorded int // trials from the journal that Record has seen
 }
 
 var _ Tester = (*ReplayTester)(nil)
@@ -188,6 +192,23 @@ func (r *ReplayTester) Run(ctx context.Context, spec trials.Spec) (trials.Result
 	res, err := r.Next.Run(ctx, spec)
 	r.LastErr = err
 	return res, err
+}
+
+// Record journals rec, a trial the Observer heard finish (TrialFinished),
+// unless it is one Run answered from the journal, which it already holds:
+// fromJournal says which. A trial whose Run ended in an error is not
+// journaled (it did not finish), except a path probe the tester refused as
+// above the port's MTU, which the Runner records as finished. Call it once
+// per finished trial, in order.
+func (r *ReplayTester) Record(j *Journal, rec TrialRecord) (fromJournal bool, err error) {
+	if r.recorded < r.Done {
+		r.recorded++
+		return true, nil
+	}
+	if r.LastErr != nil && !(rec.Test == TestProbe && errors.Is(r.LastErr, framing.ErrAboveMTU)) {
+		return false, nil
+	}
+	return false, j.Append(rec)
 }
 
 // Replaying reports whether the next trial comes from the journal.

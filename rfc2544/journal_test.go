@@ -54,6 +54,26 @@ func TestJournalReplay(t *testing.T) {
 	if sim.Trials() != 0 || rt.Done != 1 {
 		t.Errorf("simulator ran %d trials, %d replayed; want 0 and 1", sim.Trials(), rt.Done)
 	}
+	// Record: the replayed trial is the journal's already; a trial that
+	// ended in an error is not journaled, one that finished is.
+	j, err = ReopenJournal(path, c.ValidLen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if from, err := rt.Record(j, c.Records[0]); !from || err != nil {
+		t.Errorf("Record of the replayed trial: from the journal %v, %v", from, err)
+	}
+	if from, err := rt.Record(j, TrialRecord{Test: TestThroughput, Step: 2}); from || err != nil {
+		t.Errorf("Record after a failed trial: from the journal %v, %v", from, err)
+	}
+	rt.LastErr = nil
+	if _, err := rt.Record(j, TrialRecord{Test: TestThroughput, Step: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := ReadJournal(path); err != nil || len(c.Records) != 3 || c.Records[2].Step != 3 {
+		t.Errorf("journal after Record: %v, %+v; want the two trials and step 3", err, c)
+	}
 	if _, err := ReadJournal(filepath.Join(t.TempDir(), "none")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing journal: %v, want os.ErrNotExist", err)
 	}

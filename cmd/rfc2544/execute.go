@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials"
@@ -167,12 +166,11 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 // are in the journal already) and reports progress. A journal that cannot be
 // written stops the run: its trials could not be resumed.
 type runObserver struct {
-	j        *rfc2544.Journal
-	rt       *rfc2544.ReplayTester
-	prog     *progress
-	replayed int // replayed trials seen so far
-	cancel   context.CancelCauseFunc
-	err      error
+	j      *rfc2544.Journal
+	rt     *rfc2544.ReplayTester
+	prog   *progress
+	cancel context.CancelCauseFunc
+	err    error
 }
 
 var _ rfc2544.Observer = (*runObserver)(nil)
@@ -184,26 +182,19 @@ func (o *runObserver) TrialStarted(test rfc2544.Test, frameSize, step int, inten
 }
 
 func (o *runObserver) TrialFinished(rec rfc2544.TrialRecord) {
-	fromJournal := o.replayed < o.rt.Done
-	if fromJournal {
-		o.replayed++
-	} else if o.err == nil && (o.rt.LastErr == nil || refusedProbe(rec, o.rt.LastErr)) {
-		if err := o.j.Append(rec); err != nil {
+	if o.err == nil {
+		fromJournal, err := o.rt.Record(o.j, rec)
+		if err != nil {
 			o.err = err
 			o.cancel(err)
 		}
+		if o.prog != nil {
+			o.prog.fromJournal = fromJournal
+		}
 	}
 	if o.prog != nil {
-		o.prog.fromJournal = fromJournal
 		o.prog.TrialFinished(rec)
 	}
-}
-
-// refusedProbe reports whether rec is a path probe the tester refused as
-// above its port's MTU: the Runner records it as a finished trial in which
-// nothing crossed, so the journal keeps it like any other.
-func refusedProbe(rec rfc2544.TrialRecord, err error) bool {
-	return rec.Test == rfc2544.TestProbe && errors.Is(err, framing.ErrAboveMTU)
 }
 
 // writeResults writes results.json, report.txt and report.html into dir,
