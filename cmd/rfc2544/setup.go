@@ -286,27 +286,24 @@ func labPorts(st *lab.State) []portConfig {
 }
 
 // portLineRate is the line rate of two explicit ports: their speed (the
-// slower one), or the nominal 1 Gbit/s for veth.
+// slower one), or the nominal 1 Gbit/s for veth (netdev.Info.LineRateBps).
 func portLineRate(ports []portConfig, infos []netdev.Info) (float64, string, error) {
 	var bps float64
 	var notes []string
 	for i, info := range infos {
 		p := ports[i]
+		v, nominal := info.LineRateBps()
 		switch {
-		case info.Driver == "veth" || info.Kind == "veth":
-			notes = append(notes, fmt.Sprintf("%s is a veth: nominal 1 Gbit/s", p.iface))
-			if bps == 0 || nominalLineRate < bps {
-				bps = nominalLineRate
-			}
-		case info.SpeedMbps > 0:
-			v := float64(info.SpeedMbps) * 1e6
+		case nominal:
+			notes = append(notes, fmt.Sprintf("%s is a veth: nominal %s", p.iface, formatBitRate(v)))
+		case v > 0:
 			notes = append(notes, fmt.Sprintf("%s reports %s", p.iface, formatBitRate(v)))
-			if bps == 0 || v < bps {
-				bps = v
-			}
 		default:
 			return 0, "", usagef("--port-%s %s: its driver (%s) reports no link speed, so percentages would have no meaning; give the line rate with --line-rate, e.g. --line-rate 10G",
 				p.name, p.iface, orUnknown(info.Driver))
+		}
+		if bps == 0 || v < bps {
+			bps = v
 		}
 	}
 	return bps, strings.Join(notes, ", "), nil

@@ -43,3 +43,20 @@ func where(ns string) string {
 	}
 	return "network namespace " + `"` + ns + `"`
 }
+
+// NominalVethBps is the line rate given to a veth, which has none of its
+// own: 1 Gbit/s.
+const NominalVethBps = 1e9
+
+// LineRateBps is the interface's line rate in bit/s: its link speed, or
+// NominalVethBps for a veth (nominal true); 0 when the driver reports no
+// speed.
+func (i Info) LineRateBps() (bps float64, nominal bool) {
+	switch {
+	case i.Driver == "veth" || i.Kind == "veth":
+		return NominalVethBps, true
+	case i.SpeedMbps > 0:
+		return float64(i.SpeedMbps) * 1e6, false
+	}
+	return 0, false
+}
