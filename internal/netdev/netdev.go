@@ -5,9 +5,9 @@
 // implementation, used by the CLI's port checks and the lab's ports.
 //
 // The ethtool ioctl (SIOCETHTOOL) rather than ethtool's generic netlink
-// family: the netlink family has no driver name, and the Go client of it
-// (github.com/mdlayher/ethtool) neither the driver nor the offload
-// features, so it could not replace the ioctl.
+// family: the Go client of that family (github.com/mdlayher/ethtool) offers
+// neither the driver name nor the offload features, so it could not replace
+// the ioctl, only add a second implementation.
 package netdev
 
 import "errors"
