@@ -135,18 +135,15 @@ func DisableOffloads(ns, ifname string) error {
 	})
 }
 
-// Ethtool runs the ethtool ioctl on ifname in ns once per cmd, in order:
-// each cmd is an ethtool command struct of linux/ethtool.h in native byte
-// order, its first word the command, and the kernel's answer is written
-// back into it. It stops at the first error (an errno).
-func Ethtool(ns, ifname string, cmds ...[]byte) error {
+// Ethtool runs fn with the ethtool ioctl of ifname in ns: each call of
+// do runs SIOCETHTOOL with cmd, an ethtool command struct of
+// linux/ethtool.h in native byte order (its first word the command), the
+// kernel's answer written back into it; do's error is the errno. One
+// socket serves every call, so fn can size one command from another's
+// answer (a string set, then its strings).
+func Ethtool(ns, ifname string, fn func(do func(cmd []byte) error) error) error {
 	return withSocket(ns, func(fd int) error {
-		for _, c := range cmds {
-			if err := ioctl(fd, ifname, c); err != nil {
-				return err
-			}
-		}
-		return nil
+		return fn(func(cmd []byte) error { return ioctl(fd, ifname, cmd) })
 	})
 }
 

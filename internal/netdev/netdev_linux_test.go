@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestSpeed reads struct ethtool_cmd's speed from its two halves.
@@ -48,5 +50,16 @@ func TestInspectLoopback(t *testing.T) {
 	}
 	if _, err := Inspect("nosuchns-netdev", "lo"); !errors.Is(err, ErrNoNamespace) {
 		t.Errorf("missing namespace: %v, want ErrNoNamespace", err)
+	}
+}
+
+// TestEthtoolDrvinfo: an ethtool command on a missing interface answers
+// the errno (ENODEV), unwrapped enough for errors.Is.
+func TestEthtoolDrvinfo(t *testing.T) {
+	cmd := make([]byte, ethtoolDrvinfoLen)
+	binary.NativeEndian.PutUint32(cmd, 3) // ETHTOOL_GDRVINFO
+	err := Ethtool("", "nosuch0", func(do func([]byte) error) error { return do(cmd) })
+	if !errors.Is(err, unix.ENODEV) {
+		t.Errorf("missing interface: %v, want ENODEV", err)
 	}
 }

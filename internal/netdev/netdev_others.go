@@ -20,4 +20,4 @@ func DisableOffloads(ns, ifname string) error { return errNotLinux }
 
 // Ethtool needs Linux; elsewhere it returns an error wrapping
 // errors.ErrUnsupported.
-func Ethtool(ns, ifname string, cmds ...[]byte) error { return errNotLinux }
+func Ethtool(ns, ifname string, fn func(do func(cmd []byte) error) error) error { return errNotLinux }
