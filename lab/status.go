@@ -67,14 +67,14 @@ func (s *Status) WriteText(w io.Writer) error {
 	return nil
 }
 
-// NewTable returns a table that prints its headers as given
+// newTable returns a table that prints its headers as given
 // (tablewriter v1).
-func NewTable(w io.Writer) *tablewriter.Table {
+func newTable(w io.Writer) *tablewriter.Table {
 	return tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 }
 
 func writeState(w io.Writer, st *State) error {
-	t := NewTable(w)
+	t := newTable(w)
 	t.Header("Port", "Namespace", "Interface", "MAC", "IPv4", "IPv6", "Gateway", "MTU")
 	for _, p := range []struct {
 		name string
@@ -113,7 +113,7 @@ func writeState(w io.Writer, st *State) error {
 func writeCounters(w io.Writer, c *DUTCounters) error {
 	fmt.Fprintf(w, "DUT forwarded: %d IPv4, %d IPv6; nftables accepted %d, random-loss drops %d (A→B) %d (B→A); qdisc drops %d (A→B) %d (B→A)\n",
 		c.Forwarded4, c.Forwarded6, c.Accepted, c.LossDropsAB, c.LossDropsBA, c.QdiscDropsAB, c.QdiscDropsBA)
-	t := NewTable(w)
+	t := newTable(w)
 	t.Header("DUT port", "RX packets", "RX dropped", "TX packets", "TX dropped")
 	for _, p := range []struct {
 		n string
@@ -125,7 +125,7 @@ func writeCounters(w io.Writer, c *DUTCounters) error {
 }
 
 func writeRelay(w io.Writer, rs *RelayStats) error {
-	t := NewTable(w)
+	t := newTable(w)
 	t.Header("Relay", "Received", "Forwarded", "Lost", "Reordered", "Duplicated", "Overflow", "Socket drops", "Expired")
 	for _, d := range []struct {
 		n string

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
@@ -161,7 +163,7 @@ func labList(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "no labs are up")
 		return nil
 	}
-	t := lab.NewTable(stdout)
+	t := tablewriter.NewTable(stdout, tablewriter.WithHeaderAutoFormat(tw.Off))
 	t.Header("Name", "Topology", "DUT", "Settings", "Created")
 	for _, n := range names {
 		st, err := lab.Load(n)
