@@ -2,7 +2,7 @@
 // between the two ports of the DUT namespace with exact delay, jitter,
 // loss, reordering and duplication (what netem would do, where the kernel
 // has no netem). lab.Up starts it as a copy of the running program with
-// EnvName and EnvSpec set; that program enters it explicitly by calling
+// envName and envSpec set; that program enters it explicitly by calling
 // Enter first thing in main, and so must the TestMain of a test binary
 // whose tests bring up a relay lab. Importing the package has no effect.
 package relay
@@ -17,22 +17,22 @@ import (
 	"time"
 )
 
-// The environment of a relay process. EnvName holds the lab's name and
-// marks the process as that lab's relay (lab.Down checks it before
-// signalling a PID); EnvSpec holds the Spec as JSON.
+// The environment of a relay process: envName holds the lab's name and
+// marks the process as that lab's relay (End checks it before signalling a
+// PID); envSpec holds the Spec as JSON.
 const (
-	EnvName = "RFC2544_LAB_RELAY"
-	EnvSpec = "RFC2544_LAB_RELAY_STATE"
+	envName = "RFC2544_LAB_RELAY"
+	envSpec = "RFC2544_LAB_RELAY_STATE"
 )
 
 // Enter runs the relay and exits, when this process was started as a
-// lab's relay (EnvName is set); otherwise it returns at once.
+// lab's relay (envName is set); otherwise it returns at once.
 func Enter() {
-	name := os.Getenv(EnvName)
+	name := os.Getenv(envName)
 	if name == "" {
 		return
 	}
-	os.Exit(Main(name, os.Getenv(EnvSpec)))
+	os.Exit(Main(name, os.Getenv(envSpec)))
 }
 
 // Spec is what a relay process forwards between and how.

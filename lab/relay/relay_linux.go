@@ -70,7 +70,7 @@ func Start(name string, spec Spec, logPath, pidPath string) (pid int, start uint
 	}
 	defer pr.Close()
 	cmd := exec.Command(exe, "lab", "relay", "--name", name)
-	cmd.Env = append(os.Environ(), EnvName+"="+name, EnvSpec+"="+string(specJSON))
+	cmd.Env = append(os.Environ(), envName+"="+name, envSpec+"="+string(specJSON))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.ExtraFiles = []*os.File{pw} // fd 3: readiness
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -145,7 +145,7 @@ func Calibrate(ctx context.Context, socket, ns, ifname string, src, dst net.Hard
 }
 
 // End stops pid if it is the relay of lab name (its environment carries
-// EnvName=name) and, when start is not zero, started at start (see Start):
+// envName=name) and, when start is not zero, started at start (see Start):
 // SIGTERM, then SIGKILL after 2 s. A pid that is not such a relay is left
 // alone.
 func End(pid int, name string, start uint64) error {
@@ -166,7 +166,7 @@ func isOurs(pid int, name string, start uint64) bool {
 	}
 	found := false
 	for _, kv := range strings.Split(string(env), "\x00") {
-		if kv == EnvName+"="+name {
+		if kv == envName+"="+name {
 			found = true
 		}
 	}
