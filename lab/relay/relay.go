@@ -1,10 +1,11 @@
 // Package relay is the lab's user-space DUT: a process forwarding IP frames
 // between the two ports of the DUT namespace with exact delay, jitter,
 // loss, reordering and duplication (what netem would do, where the kernel
-// has no netem). lab.Up starts it as a copy of the running program with
-// envName and envSpec set; that program enters it explicitly by calling
-// Enter first thing in main, and so must the TestMain of a test binary
-// whose tests bring up a relay lab. Importing the package has no effect.
+// has no netem). lab.Up starts it (Start) as a copy of the running program
+// whose environment names the lab and carries the Spec; that program
+// enters it explicitly by calling Enter first thing in main, and so must
+// the TestMain of a test binary whose tests bring up a relay lab.
+// Importing the package has no effect.
 package relay
 
 import (
