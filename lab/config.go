@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/rfc2544/rfc2544/lab/relay"
 )
 
 // Topology is the shape of a lab.
@@ -120,10 +118,6 @@ type Shaping struct {
 	// 0.01 points. Zero means no loss.
 	LossPercent float64 `json:"loss_percent,omitempty"`
 }
-
-// RelayConfig sets what the relay DUT does to every frame it forwards
-// (relay.Settings).
-type RelayConfig = relay.Settings
 
 // Config describes a lab. The zero value (with a Name) is a router
 // topology with a kernel DUT, 1500-byte MTUs and no shaping.

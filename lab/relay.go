@@ -8,8 +8,10 @@ import (
 	"github.com/rfc2544/rfc2544/lab/relay"
 )
 
-// RelayStats and RelayDirStats are the relay DUT's counters (relay.Stats).
+// RelayConfig sets what the relay DUT does to every frame it forwards
+// (relay.Settings); RelayStats and RelayDirStats are its counters.
 type (
+	RelayConfig   = relay.Settings
 	RelayStats    = relay.Stats
 	RelayDirStats = relay.DirStats
 )
