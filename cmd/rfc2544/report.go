@@ -115,16 +115,20 @@ func reportVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if f.out == "" {
-		return outs[0].Write(stdout)
+		return outs[0].write(stdout)
 	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return fmt.Errorf("report: create output folder: %w", err)
 	}
-	if err := writeFilesAtomic(f.out, outs); err != nil {
+	files := make([]outputFile, len(outs))
+	for i, o := range outs {
+		files[i] = outputFile{Name: o.name, Write: o.write}
+	}
+	if err := writeFilesAtomic(f.out, files); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	for _, o := range outs {
-		fmt.Fprintln(stdout, "wrote", filepath.Join(f.out, o.Name))
+		fmt.Fprintln(stdout, "wrote", filepath.Join(f.out, o.name))
 	}
 	return nil
 }
@@ -148,7 +152,10 @@ func readResultsFile(path string) (*rfc2544.Results, error) {
 }
 
 // reportOutput is one thing report writes: a file name (with --out) and a writer.
-type reportOutput = outputFile
+type reportOutput struct {
+	name  string
+	write func(io.Writer) error
+}
 
 // reportOutputs decides what report writes. Without toDir, exactly one
 // output goes to stdout, so a format that makes several needs --test or
@@ -160,15 +167,15 @@ func reportOutputs(res *rfc2544.Results, format string, table reports.Table, kin
 	switch format {
 	case "table":
 		if table != "" {
-			return []reportOutput{{Name: string(table) + ".txt", Write: func(w io.Writer) error { return reports.WriteTable(w, res, table) }}}, nil
+			return []reportOutput{{string(table) + ".txt", func(w io.Writer) error { return reports.WriteTable(w, res, table) }}}, nil
 		}
-		return []reportOutput{{Name: "report.txt", Write: func(w io.Writer) error { return reports.WriteTables(w, res) }}}, nil
+		return []reportOutput{{"report.txt", func(w io.Writer) error { return reports.WriteTables(w, res) }}}, nil
 	case "json":
 		sub := onlyTest(res, table)
-		return []reportOutput{{Name: "results.json", Write: func(w io.Writer) error { return reports.WriteJSON(w, sub) }}}, nil
+		return []reportOutput{{"results.json", func(w io.Writer) error { return reports.WriteJSON(w, sub) }}}, nil
 	case "html":
 		sub := onlyTest(res, table)
-		return []reportOutput{{Name: "report.html", Write: func(w io.Writer) error { return reports.WriteHTML(w, sub) }}}, nil
+		return []reportOutput{{"report.html", func(w io.Writer) error { return reports.WriteHTML(w, sub) }}}, nil
 	case "csv":
 		tables := []reports.Table{table}
 		if table == "" {
@@ -184,7 +191,7 @@ func reportOutputs(res *rfc2544.Results, format string, table reports.Table, kin
 		}
 		var outs []reportOutput
 		for _, t := range tables {
-			outs = append(outs, reportOutput{Name: string(t) + ".csv", Write: func(w io.Writer) error { return reports.WriteCSV(w, res, t) }})
+			outs = append(outs, reportOutput{string(t) + ".csv", func(w io.Writer) error { return reports.WriteCSV(w, res, t) }})
 		}
 		if len(outs) == 0 {
 			return nil, errors.New("report: the results hold no test results to write as CSV")
@@ -214,7 +221,7 @@ func reportOutputs(res *rfc2544.Results, format string, table reports.Table, kin
 	}
 	var outs []reportOutput
 	for _, k := range kinds {
-		outs = append(outs, reportOutput{Name: string(k) + "." + format, Write: func(w io.Writer) error { return reports.WriteChart(w, res, k, imgFormat) }})
+		outs = append(outs, reportOutput{string(k) + "." + format, func(w io.Writer) error { return reports.WriteChart(w, res, k, imgFormat) }})
 	}
 	return outs, nil
 }
