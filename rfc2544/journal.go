@@ -180,7 +180,7 @@ func (r *ReplayTester) Run(ctx context.Context, spec trials.Spec) (trials.Result
 		rec := r.Pending[0]
 		if err := sameSpec(rec.Result.Spec, spec); err != nil {
 			r.LastErr = fmt.Errorf("resume: trial %d of the journal (%s, %d bytes, step %d) %w; "+
-				"the journal was written by a different plan or version: start a new run",
+				"the journal was written by a different plan or version: start a new run with another --out",
 				r.Done+1, rec.Test, rec.FrameSize, rec.Step, err)
 			return trials.Result{Spec: spec}, r.LastErr
 		}
