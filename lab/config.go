@@ -121,33 +121,6 @@ type Shaping struct {
 	LossPercent float64 `json:"loss_percent,omitempty"`
 }
 
-// RelayConfig sets what the relay DUT does to every frame it forwards. All
-// probabilities are independent per frame.
-type RelayConfig struct {
-	// Delay is the fixed one-way delay added to every frame. Zero means
-	// forward as soon as possible.
-	Delay time.Duration `json:"delay_ns,omitempty"`
-	// Jitter is the half-width of a uniform random offset added to Delay:
-	// each frame waits Delay+U(-Jitter, +Jitter), never less than zero. As
-	// with netem, jitter larger than the frame spacing reorders frames;
-	// such frames are counted as reordered.
-	Jitter time.Duration `json:"jitter_ns,omitempty"`
-	// LossPercent is the probability in percent that a frame is dropped.
-	LossPercent float64 `json:"loss_percent,omitempty"`
-	// ReorderPercent is the probability in percent that a frame is held
-	// back by ReorderGap beyond its due time, so later frames overtake it.
-	ReorderPercent float64 `json:"reorder_percent,omitempty"`
-	// ReorderGap is how long a reordered frame is held back. Zero means
-	// 1 ms.
-	ReorderGap time.Duration `json:"reorder_gap_ns,omitempty"`
-	// DuplicatePercent is the probability in percent that a frame is sent
-	// twice.
-	DuplicatePercent float64 `json:"duplicate_percent,omitempty"`
-	// Seed seeds the relay's random generator. Zero means seeded from the
-	// clock.
-	Seed uint64 `json:"seed,omitempty"`
-}
-
 // Config describes a lab. The zero value (with a Name) is a router
 // topology with a kernel DUT, 1500-byte MTUs and no shaping.
 type Config struct {

@@ -81,8 +81,9 @@
 //
 // With DUT relay, kernel forwarding is off in the DUT namespace (its kernel
 // still answers ARP/ND and pings to its own addresses) and a background
-// process, a copy of the running binary recognised by this package's init,
-// forwards IPv4/IPv6 frames between dut-a and dut-b with AF_PACKET: it
+// process (package lab/relay), a copy of the running binary that enters the
+// relay by calling relay.Enter first thing in main (and in the TestMain of a
+// test binary that brings up a relay lab), forwards IPv4/IPv6 frames between dut-a and dut-b with AF_PACKET: it
 // rewrites MACs, decrements TTL/hop limit (IPv4 checksum updated
 // incrementally) and releases each frame at its due time from a heap,
 // sleeping with nanosleep on its own locked thread near the due time (Go

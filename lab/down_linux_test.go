@@ -13,6 +13,7 @@ import (
 
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
+	"github.com/rfc2544/rfc2544/lab/relay"
 )
 
 // upHelperEnv makes the test binary a process that runs lab.Up of a relay
@@ -20,6 +21,7 @@ import (
 const upHelperEnv = "RFC2544_LAB_TEST_UP"
 
 func TestMain(m *testing.M) {
+	relay.Enter()
 	if name := os.Getenv(upHelperEnv); name != "" {
 		if _, err := lab.Up(context.Background(), lab.Config{Name: name, DUT: lab.DUTRelay}); err != nil {
 			os.Exit(1)

@@ -4,6 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -191,4 +194,129 @@ func ParseConfig(name string, args []string) (Config, error) {
 		return Config{}, fmt.Errorf("lab flags: unexpected argument %q", fs.Arg(0))
 	}
 	return f.Config(name)
+}
+
+// Flags summarises c in the flag syntax AddFlags reads (the settings that
+// differ from the defaults), e.g. "--rate 50mbit --mtu 1500".
+func (c Config) Flags() string {
+	var s []string
+	dir := func(flag string, ab, ba string) {
+		switch {
+		case ab == ba && ab != "":
+			s = append(s, "--"+flag+" "+ab)
+		default:
+			if ab != "" {
+				s = append(s, "--"+flag+"-ab "+ab)
+			}
+			if ba != "" {
+				s = append(s, "--"+flag+"-ba "+ba)
+			}
+		}
+	}
+	rate := func(v uint64) string {
+		if v == 0 {
+			return ""
+		}
+		return FormatRate(v)
+	}
+	num := func(v uint32) string {
+		if v == 0 {
+			return ""
+		}
+		return fmt.Sprint(v)
+	}
+	pct := func(v float64) string {
+		if v == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%g%%", v)
+	}
+	dir("rate", rate(c.AtoB.RateBps), rate(c.BtoA.RateBps))
+	dir("burst", num(c.AtoB.BurstBytes), num(c.BtoA.BurstBytes))
+	dir("limit", num(c.AtoB.LimitPackets), num(c.BtoA.LimitPackets))
+	dir("loss", pct(c.AtoB.LossPercent), pct(c.BtoA.LossPercent))
+	if c.FWRules > 0 {
+		s = append(s, fmt.Sprintf("--fw-rules %d", c.FWRules))
+	}
+	if c.MTUA == c.MTUB {
+		s = append(s, fmt.Sprintf("--mtu %d", c.MTUA))
+	} else {
+		s = append(s, fmt.Sprintf("--mtu-a %d --mtu-b %d", c.MTUA, c.MTUB))
+	}
+	if c.Delay > 0 {
+		s = append(s, "--delay "+c.Delay.String())
+	}
+	if c.Jitter > 0 {
+		s = append(s, "--jitter "+c.Jitter.String())
+	}
+	r := c.Relay
+	if c.DUT == DUTRelay {
+		if r.Delay > 0 {
+			s = append(s, "--delay "+r.Delay.String())
+		}
+		if r.Jitter > 0 {
+			s = append(s, "--jitter "+r.Jitter.String())
+		}
+		if r.LossPercent > 0 {
+			s = append(s, "--loss "+pct(r.LossPercent))
+		}
+		if r.ReorderPercent > 0 {
+			s = append(s, "--reorder "+pct(r.ReorderPercent)+" --reorder-gap "+r.ReorderGap.String())
+		}
+		if r.DuplicatePercent > 0 {
+			s = append(s, "--duplicate "+pct(r.DuplicatePercent))
+		}
+	}
+	if c.NoRPS {
+		s = append(s, "--no-rps")
+	}
+	return strings.Join(s, " ")
+}
+
+// Summary is a one-line description of c for people, e.g.
+// "MTU 1500, shaped to 50mbit".
+func (c Config) Summary() string {
+	var parts []string
+	mtuA, mtuB := c.MTUA, c.MTUB
+	if mtuA == 0 {
+		mtuA = DefaultMTU
+	}
+	if mtuB == 0 {
+		mtuB = DefaultMTU
+	}
+	if mtuA == mtuB {
+		parts = append(parts, fmt.Sprintf("MTU %d", mtuA))
+	} else {
+		parts = append(parts, fmt.Sprintf("MTU %d/%d", mtuA, mtuB))
+	}
+	if c.AtoB.RateBps > 0 {
+		parts = append(parts, "shaped to "+FormatRate(c.AtoB.RateBps))
+	} else {
+		parts = append(parts, "not shaped")
+	}
+	if c.AtoB.LossPercent > 0 {
+		parts = append(parts, fmt.Sprintf("%g%% loss", c.AtoB.LossPercent))
+	}
+	if c.FWRules > 0 {
+		parts = append(parts, fmt.Sprintf("%d firewall rules", c.FWRules))
+	}
+	sort.Strings(parts[1:])
+	return strings.Join(parts, ", ")
+}
+
+// TesterCPU is the CPU for the tester's sending threads on the lab, 1-based
+// as trials.Config.TxCPU: the first one the lab's DUT does not use. veth
+// forwarding runs on the sending CPU, so a sender on the DUT's CPU competes
+// with the forwarding it measures. 0 (not pinned) when the DUT has no CPUs
+// of its own or every CPU is the DUT's.
+func (st *State) TesterCPU() int {
+	if len(st.DUTCPUs) == 0 {
+		return 0
+	}
+	for c := range runtime.NumCPU() {
+		if !slices.Contains(st.DUTCPUs, c) {
+			return c + 1
+		}
+	}
+	return 0
 }

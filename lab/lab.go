@@ -2,10 +2,11 @@ package lab
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/rfc2544/rfc2544/lab/relay"
 )
 
 // ErrInUse is returned by Up when a lab of that name is already up.
@@ -34,19 +35,14 @@ func (s *State) DUTCounters() (DUTCounters, error) { return s.dutCounters() }
 
 // RunRelay runs the relay DUT of the lab called name in this process until
 // SIGTERM, and returns the process exit code. Up starts it in a copy of the
-// running binary (as `rfc2544 lab relay --name NAME`, recognised by package
-// lab's init); it is exported for that hidden verb and for restarting a
-// relay by hand, in which case it reads the lab's state file.
+// running binary, entered through relay.Enter; RunRelay is for the hidden
+// verb `rfc2544 lab relay --name NAME`, to restart a relay by hand from the
+// lab's state file.
 func RunRelay(name string) int {
-	st := os.Getenv(relayStateEnv)
-	if st == "" {
-		s, err := Load(name)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "relay:", err)
-			return 1
-		}
-		b, _ := json.Marshal(s)
-		st = string(b)
+	spec, err := loadRelaySpec(name)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "relay:", err)
+		return 1
 	}
-	return relayMain(name, st)
+	return relay.Main(name, spec)
 }

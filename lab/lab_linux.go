@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/rfc2544/rfc2544/internal/netdev"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -326,7 +327,7 @@ func setupTester(nsh netns.NsHandle, nsName, ifname string, v4, v6 netip.Prefix,
 	if err != nil {
 		return Port{}, err
 	}
-	if err := disableOffloads(nsName, ifname); err != nil {
+	if err := netdev.DisableOffloads(nsName, ifname); err != nil {
 		return Port{}, err
 	}
 	if err := setupLo(h); err != nil {

@@ -19,8 +19,3 @@ func down(string) error { return errOS() }
 func (s *State) dutCounters() (DUTCounters, error) { return DUTCounters{}, errOS() }
 
 func startRelay(context.Context, *State) error { return errOS() }
-
-func relayMain(name, state string) int {
-	fmt.Println("relay:", errOS())
-	return 1
-}

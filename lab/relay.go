@@ -1,286 +1,57 @@
 package lab
 
 import (
-	"bufio"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net"
-	"os"
-	"time"
+
+	"github.com/rfc2544/rfc2544/lab/relay"
 )
 
-// The relay DUT runs as a separate process: a copy of the running binary
-// started by Up with these environment variables. Package lab's init
-// recognises them and runs the relay instead of the program, so the CLI
-// binary and every test binary that imports lab can act as the relay
-// without further wiring. relayEnv also marks the process as this lab's
-// relay, so Down can verify a PID before signalling it.
-const (
-	relayEnv      = "RFC2544_LAB_RELAY"
-	relayStateEnv = "RFC2544_LAB_RELAY_STATE"
+// RelayConfig sets what the relay DUT does to every frame it forwards
+// (relay.Settings); RelayStats and RelayDirStats are its counters.
+type (
+	RelayConfig   = relay.Settings
+	RelayStats    = relay.Stats
+	RelayDirStats = relay.DirStats
 )
-
-func init() {
-	name := os.Getenv(relayEnv)
-	if name == "" {
-		return
-	}
-	os.Exit(relayMain(name, os.Getenv(relayStateEnv)))
-}
-
-// RelayDirStats counts what the relay did in one direction.
-type RelayDirStats struct {
-	// Received counts IP frames addressed to the DUT port's MAC.
-	Received uint64 `json:"received"`
-	// Forwarded counts frames sent on, duplicates included.
-	Forwarded uint64 `json:"forwarded"`
-	// Dropped counts frames dropped by the configured random loss.
-	Dropped uint64 `json:"dropped"`
-	// Duplicated counts extra copies sent.
-	Duplicated uint64 `json:"duplicated"`
-	// Reordered counts frames sent after a frame received later than
-	// them (what a receiver counts as late/out-of-order arrivals).
-	Reordered uint64 `json:"reordered"`
-	// Overflow counts frames dropped because the relay's queue was full.
-	Overflow uint64 `json:"overflow"`
-	// SocketDrops counts frames the kernel dropped before the relay read
-	// them (PACKET_STATISTICS): the relay was overrun.
-	SocketDrops uint64 `json:"socket_drops"`
-	// Expired counts frames dropped for TTL/hop limit exhausted; Local
-	// counts frames for the DUT's own addresses, left to its kernel.
-	Expired uint64 `json:"expired"`
-	Local   uint64 `json:"local"`
-	// SendErrors counts failed transmissions.
-	SendErrors uint64 `json:"send_errors"`
-	// FirstRxUnixNano and LastTxUnixNano are the wall-clock times of the
-	// first frame received and the last frame sent since the counters
-	// were last reset; zero before any.
-	FirstRxUnixNano int64 `json:"first_rx_unix_ns,omitempty"`
-	LastTxUnixNano  int64 `json:"last_tx_unix_ns,omitempty"`
-}
-
-// RelayStats is the relay's state as reported by State.RelayStats.
-type RelayStats struct {
-	AtoB RelayDirStats `json:"a_to_b"`
-	BtoA RelayDirStats `json:"b_to_a"`
-	// PeakFPS is the highest one-direction forwarding rate seen over a
-	// 100 ms window since the lab went live.
-	PeakFPS float64 `json:"peak_fps"`
-	// Config is the relay configuration in force.
-	Config RelayConfig `json:"config"`
-	// Uptime is how long the relay process has run.
-	Uptime time.Duration `json:"uptime_ns"`
-}
 
 // RelayStats asks the lab's relay for its counters.
 func (s *State) RelayStats() (RelayStats, error) {
 	if s.DUT != DUTRelay || s.RelaySocket == "" {
 		return RelayStats{}, fmt.Errorf("lab %q has no relay DUT", s.Name)
 	}
-	return relayCommand(s.RelaySocket, "stats")
+	return relay.Command(s.RelaySocket, "stats")
 }
 
-// relayCommand sends one command line over the relay's control socket and
-// decodes the JSON reply.
-func relayCommand(sock, cmd string) (RelayStats, error) {
-	var rs RelayStats
-	c, err := net.DialTimeout("unix", sock, 2*time.Second)
+// relaySpec is what the relay of st forwards between and how.
+func (st *State) relaySpec() (relay.Spec, error) {
+	spec := relay.Spec{
+		Namespace: st.DUTNamespace, Socket: relaySockPath(st.Name), CPUs: st.DUTCPUs, Settings: st.Config.Relay,
+		A: relay.Side{Interface: ifDutA, MTU: st.DUTA.MTU, PeerMAC: st.A.MAC, IPv4: st.DUTA.IPv4.Addr(), IPv6: st.DUTA.IPv6.Addr()},
+		B: relay.Side{Interface: ifDutB, MTU: st.DUTB.MTU, PeerMAC: st.B.MAC, IPv4: st.DUTB.IPv4.Addr(), IPv6: st.DUTB.IPv6.Addr()},
+	}
+	var err error
+	if spec.A.MAC, err = net.ParseMAC(st.DUTA.MAC); err != nil {
+		return spec, fmt.Errorf("lab %s: dut-a mac: %w", st.Name, err)
+	}
+	if spec.B.MAC, err = net.ParseMAC(st.DUTB.MAC); err != nil {
+		return spec, fmt.Errorf("lab %s: dut-b mac: %w", st.Name, err)
+	}
+	return spec, nil
+}
+
+// loadRelaySpec is the relay spec of the lab called name, as JSON, from
+// its state file.
+func loadRelaySpec(name string) (string, error) {
+	st, err := Load(name)
 	if err != nil {
-		return rs, fmt.Errorf("contact relay at %s: %w", sock, err)
+		return "", err
 	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := fmt.Fprintln(c, cmd); err != nil {
-		return rs, fmt.Errorf("relay %s: %w", cmd, err)
-	}
-	line, err := bufio.NewReader(c).ReadBytes('\n')
+	spec, err := st.relaySpec()
 	if err != nil {
-		return rs, fmt.Errorf("relay %s: %w", cmd, err)
+		return "", err
 	}
-	var reply struct {
-		Error string     `json:"error"`
-		Stats RelayStats `json:"stats"`
-	}
-	if err := json.Unmarshal(line, &reply); err != nil {
-		return rs, fmt.Errorf("relay %s: bad reply: %w", cmd, err)
-	}
-	if reply.Error != "" {
-		return rs, fmt.Errorf("relay %s: %s", cmd, reply.Error)
-	}
-	return reply.Stats, nil
-}
-
-// Frame rewriting, pure and allocation-free.
-
-const (
-	etherTypeIPv4 = 0x0800
-	etherTypeIPv6 = 0x86dd
-)
-
-// Verdicts of rewriteFrame.
-const (
-	frameForward = iota + 1
-	frameNotIP   // not IPv4/IPv6, or truncated
-	frameExpired // TTL or hop limit exhausted
-	frameLocal   // for the DUT itself (its addresses, link-local, multicast)
-)
-
-// dutAddrs are the DUT's own addresses, whose traffic the relay leaves to
-// the kernel.
-type dutAddrs struct {
-	v4 [][4]byte
-	v6 [][16]byte
-}
-
-func (d *dutAddrs) local4(a []byte) bool {
-	for i := range d.v4 {
-		if string(d.v4[i][:]) == string(a) {
-			return true
-		}
-	}
-	return false
-}
-
-func (d *dutAddrs) local6(a []byte) bool {
-	if a[0] == 0xff || (a[0] == 0xfe && a[1]&0xc0 == 0x80) {
-		return true // multicast, link-local
-	}
-	for i := range d.v6 {
-		if string(d.v6[i][:]) == string(a) {
-			return true
-		}
-	}
-	return false
-}
-
-// rewriteFrame turns an Ethernet frame received by the DUT into the frame
-// it forwards: MACs set to dst and src, IPv4 TTL decremented with the
-// header checksum updated incrementally (RFC 1624), IPv6 hop limit
-// decremented. It returns a verdict; the frame is changed only when the
-// verdict is frameForward.
-func rewriteFrame(f []byte, dst, src net.HardwareAddr, local *dutAddrs) int {
-	if len(f) < 14 {
-		return frameNotIP
-	}
-	switch binary.BigEndian.Uint16(f[12:14]) {
-	case etherTypeIPv4:
-		ip := f[14:]
-		if len(ip) < 20 || ip[0]>>4 != 4 {
-			return frameNotIP
-		}
-		if local.local4(ip[16:20]) {
-			return frameLocal
-		}
-		if ip[8] <= 1 {
-			return frameExpired
-		}
-		ip[8]--
-		// The TTL is the high byte of header word 4: the sum drops by
-		// 0x0100, so the (complemented) checksum rises by 0x0100.
-		c := uint32(binary.BigEndian.Uint16(ip[10:12])) + 0x0100
-		c = (c & 0xffff) + (c >> 16)
-		binary.BigEndian.PutUint16(ip[10:12], uint16(c))
-	case etherTypeIPv6:
-		ip := f[14:]
-		if len(ip) < 40 || ip[0]>>4 != 6 {
-			return frameNotIP
-		}
-		if local.local6(ip[24:40]) {
-			return frameLocal
-		}
-		if ip[7] <= 1 {
-			return frameExpired
-		}
-		ip[7]--
-	default:
-		return frameNotIP
-	}
-	copy(f[0:6], dst)
-	copy(f[6:12], src)
-	return frameForward
-}
-
-// slotHeap is a binary min-heap of slot indices ordered by due time, then
-// arrival sequence. It never allocates after construction.
-type slotHeap struct {
-	idx []int32
-	due []int64  // due time by slot, ns
-	seq []uint64 // arrival sequence by slot
-}
-
-func newSlotHeap(n int) *slotHeap {
-	return &slotHeap{idx: make([]int32, 0, n), due: make([]int64, n), seq: make([]uint64, n)}
-}
-
-func (h *slotHeap) less(i, j int) bool {
-	a, b := h.idx[i], h.idx[j]
-	if h.due[a] != h.due[b] {
-		return h.due[a] < h.due[b]
-	}
-	return h.seq[a] < h.seq[b]
-}
-
-func (h *slotHeap) len() int { return len(h.idx) }
-
-// push adds slot s due at due (ns) with arrival sequence seq.
-func (h *slotHeap) push(s int32, due int64, seq uint64) {
-	h.due[s], h.seq[s] = due, seq
-	h.idx = append(h.idx, s)
-	i := len(h.idx) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			break
-		}
-		h.idx[i], h.idx[p] = h.idx[p], h.idx[i]
-		i = p
-	}
-}
-
-// peek returns the earliest slot and its due time; ok is false when empty.
-func (h *slotHeap) peek() (s int32, due int64, ok bool) {
-	if len(h.idx) == 0 {
-		return 0, 0, false
-	}
-	return h.idx[0], h.due[h.idx[0]], true
-}
-
-// pop removes the earliest slot.
-func (h *slotHeap) pop() int32 {
-	top := h.idx[0]
-	n := len(h.idx) - 1
-	h.idx[0] = h.idx[n]
-	h.idx = h.idx[:n]
-	i := 0
-	for {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < n && h.less(l, m) {
-			m = l
-		}
-		if r < n && h.less(r, m) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		h.idx[i], h.idx[m] = h.idx[m], h.idx[i]
-		i = m
-	}
-	return top
-}
-
-// ipChecksum is the Internet checksum (RFC 1071) of b.
-func ipChecksum(b []byte) uint16 {
-	var sum uint32
-	for i := 0; i+1 < len(b); i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(b[i:]))
-	}
-	if len(b)%2 == 1 {
-		sum += uint32(b[len(b)-1]) << 8
-	}
-	for sum > 0xffff {
-		sum = sum&0xffff + sum>>16
-	}
-	return ^uint16(sum)
+	b, err := json.Marshal(spec)
+	return string(b), err
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/netip"
@@ -12,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/rfc2544/rfc2544/internal/fileio"
 )
 
 // StateDir is where labs record their state, one NAME.json per lab. The
@@ -245,11 +248,11 @@ func (s *State) save() error {
 	if err != nil {
 		return fmt.Errorf("encode lab state: %w", err)
 	}
-	tmp := statePath(s.Name) + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write lab state: %w", err)
+	write := func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
 	}
-	if err := os.Rename(tmp, statePath(s.Name)); err != nil {
+	if err := fileio.WriteFiles(stateDir(), []fileio.File{{Name: filepath.Base(statePath(s.Name)), Write: write}}, nil); err != nil {
 		return fmt.Errorf("write lab state: %w", err)
 	}
 	return nil

@@ -30,6 +30,14 @@
 // with the error. The procedures can also be run one at a time
 // (Runner.Throughput, Latency, FrameLoss, BackToBack, Recovery).
 //
+// LoadPlan and ParsePlan read a plan from YAML strictly (an unknown field or
+// a value of the wrong kind is an error with its line and the fix);
+// Plan.EstimateRun and Plan.Estimate say what a run will cost. The Runner
+// refuses any trial above its rate cap (Runner.MaxBps, the line rate when
+// zero) before it reaches the Tester. A Journal keeps every finished trial
+// on disk as it ends; a ReplayTester answers a resumed run's first trials
+// from it, so an interrupted run continues where it stopped.
+//
 // # Path probe
 //
 // Unless Plan.NoProbe is set, the first trial of each frame size is a probe:

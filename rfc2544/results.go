@@ -406,3 +406,27 @@ func specTime(s trials.Spec) time.Duration {
 	}
 	return s.Learning + traffic + s.Settle
 }
+
+// TesterLimited reports whether any result of r is tester-limited: the
+// tester, not the DUT, set the limit of a throughput, back-to-back or
+// frame loss result.
+func (r *Results) TesterLimited() bool {
+	for _, t := range r.Throughput {
+		if t.TesterLimited {
+			return true
+		}
+	}
+	for _, b := range r.BackToBack {
+		if b.TesterLimited {
+			return true
+		}
+	}
+	for _, l := range r.FrameLoss {
+		for _, pt := range l.Points {
+			if pt.TesterLimited {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -47,6 +47,13 @@ type Runner struct {
 	Plan Plan
 	// Observer, when not nil, hears of every trial.
 	Observer Observer
+	// MaxBps is the rate cap, in L1 bit/s per sending port, always in
+	// force (RFC 6815): a trial above it is refused with an error before
+	// it reaches the Tester. Zero is the plan's line rate (LinkBps).
+	// MaxBpsSource says how it was set, for that error ("" is "the line
+	// rate").
+	MaxBps       float64
+	MaxBpsSource string
 	// Sleep waits the rest between trials (Plan.Trial.Rest); nil sleeps for
 	// real and returns ctx.Err() when ctx is done first.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -211,7 +218,11 @@ func (r *Runner) runOnce(ctx context.Context, p Plan, q trialReq) (TrialRecord, 
 	if r.Observer != nil {
 		r.Observer.TrialStarted(q.test, q.size, q.step, q.intendedPercent, q.spec)
 	}
-	res, err := r.Tester.Run(ctx, q.spec)
+	err := checkRate(q.spec, r.MaxBps, r.MaxBpsSource, p.LinkBps)
+	var res trials.Result
+	if err == nil {
+		res, err = r.Tester.Run(ctx, q.spec)
+	}
 	if err != nil {
 		return TrialRecord{}, fmt.Errorf("%s trial %d at %d bytes, %.4g%% of line rate: %w", q.test, q.step, q.size, q.intendedPercent, err)
 	}

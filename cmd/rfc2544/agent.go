@@ -15,10 +15,6 @@ import (
 	"github.com/rfc2544/rfc2544/trials/agent"
 )
 
-func init() {
-	register("agent", "run the far end of a two-host test (port B), controlled over an authenticated channel", agentVerb)
-}
-
 const agentHelp = `Usage: rfc2544 agent --token-file FILE [--listen ADDR[:PORT]] [--max-rate RATE] [--max-duration D] [--clock-sync none|ptp]
        rfc2544 agent --check HOST[:PORT] --token-file FILE
 

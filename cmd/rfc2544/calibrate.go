@@ -15,10 +15,6 @@ import (
 	"github.com/rfc2544/rfc2544/trials"
 )
 
-func init() {
-	register("calibrate", "measure this machine's tester ceiling (frames/s per frame size) on a lab loop", runCalibrate)
-}
-
 func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
 	var (
@@ -72,7 +68,7 @@ Example:
 		return trials.PortConfig{Namespace: p.Namespace, Interface: p.Interface, Addr: p.IPv4, Gateway: p.GatewayV4,
 			Addr6: p.IPv6, Gateway6: p.GatewayV6}
 	}
-	pts, err := trials.Calibrate(ctx, trials.Config{A: pc(st.A), B: pc(st.B), TxCPU: testerCPU(st)}, fsizes, *dur)
+	pts, err := trials.Calibrate(ctx, trials.Config{A: pc(st.A), B: pc(st.B), TxCPU: st.TesterCPU()}, fsizes, *dur)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}

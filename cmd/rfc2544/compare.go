@@ -14,10 +14,6 @@ import (
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
-func init() {
-	register("compare", "show runs side by side (e.g. 1500 vs 9000 MTU: values, delta, ratio; or N rule counts: one line each)", compareVerb)
-}
-
 const compareHelp = `Usage: rfc2544 compare A B [C ...] [--test NAME] [--format table|json] [--chart FILE.svg|FILE.png]
 
 rfc2544 compare puts two results files side by side: per test, frame size and
@@ -122,7 +118,7 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if *chart != "" {
 		write := func(w io.Writer) error { return reports.WriteComparisonChart(w, c, chartFormat) }
-		if err := writeFilesAtomic(filepath.Dir(*chart), []outputFile{{filepath.Base(*chart), write}}); err != nil {
+		if err := writeFilesAtomic(filepath.Dir(*chart), []outputFile{{Name: filepath.Base(*chart), Write: write}}); err != nil {
 			return fmt.Errorf("compare: chart: %w", err)
 		}
 	}

@@ -25,13 +25,13 @@ func dryRun(_ context.Context, s *runSetup, stdout io.Writer) error {
 			// ExpectedS is the estimated tester time of the run.
 			ExpectedS float64 `json:"expected_duration_s"`
 		}{s.transport, s.plan.LinkBps, s.capBps, nil, s.labName, s.out, s.plan, 0}
-		est, _ := estimateTotal(estimateRun(s.plan.WithDefaults()))
+		est, _ := s.plan.WithDefaults().Estimate()
 		out.ExpectedS = est.Seconds()
 		for _, p := range s.ports {
 			out.Ports = append(out.Ports, p.describe())
 		}
 		if s.tempLab {
-			out.Lab = "temporary: " + labSummary(s.labCfg)
+			out.Lab = "temporary: " + s.labCfg.Summary()
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -42,7 +42,7 @@ func dryRun(_ context.Context, s *runSetup, stdout io.Writer) error {
 	fmt.Fprintf(&b, "# transport: %s\n", s.transport)
 	switch {
 	case s.tempLab:
-		fmt.Fprintf(&b, "# lab: a temporary lab %s would be created and removed (%s)\n", s.labCfg.Name, labSummary(s.labCfg))
+		fmt.Fprintf(&b, "# lab: a temporary lab %s would be created and removed (%s)\n", s.labCfg.Name, s.labCfg.Summary())
 	case s.labName != "":
 		fmt.Fprintf(&b, "# lab: %s\n", s.labName)
 	}
@@ -52,9 +52,9 @@ func dryRun(_ context.Context, s *runSetup, stdout io.Writer) error {
 	fmt.Fprintf(&b, "# line rate: %s\n", lineRateNote(s.plan.LinkBps, s.lineNote))
 	fmt.Fprintf(&b, "# rate cap: %s (%s)\n", formatBitRate(s.capBps), s.capNote)
 	fmt.Fprintf(&b, "# output folder: %s\n", s.out)
-	est, n := estimateTotal(estimateRun(s.plan.WithDefaults()))
+	est, n := s.plan.WithDefaults().Estimate()
 	fmt.Fprintf(&b, "# expected duration: about %v of tester time, %d trials (an estimate from the plan; searches depend on the DUT)\n", est.Round(time.Second), n)
-	y, err := planYAML(s.plan)
+	y, err := s.plan.YAML()
 	if err != nil {
 		return err
 	}

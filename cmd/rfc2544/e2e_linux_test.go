@@ -103,7 +103,7 @@ func TestRunTemporaryLab(t *testing.T) {
 	if want := []rfc2544.CalibrationPoint{{FrameSize: 1024, CeilingFPS: 900000}, {FrameSize: 1518, CeilingFPS: 800000}}; !cmp.Equal(res.Tester.Calibration, want) {
 		t.Errorf("calibration in the results: %+v, want %+v", res.Tester.Calibration, want)
 	}
-	jc, err := readJournal(filepath.Join(out, journalName))
+	jc, err := rfc2544.ReadJournal(filepath.Join(out, journalName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestInterruptAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jc, err := readJournal(filepath.Join(out, journalName))
+	jc, err := rfc2544.ReadJournal(filepath.Join(out, journalName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestInterruptAndResume(t *testing.T) {
 	}
 	checkShapedThroughput(t, res)
 	// Every run is journaled, runs a transient tester limit discarded too.
-	all, err := readJournal(filepath.Join(out, journalName))
+	all, err := rfc2544.ReadJournal(filepath.Join(out, journalName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials"
@@ -41,17 +38,20 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 		logw = io.Discard
 	}
 	// The journal, before the first trial.
-	var j *journal
+	var j *rfc2544.Journal
 	var replay []rfc2544.TrialRecord
 	started := time.Now().UTC()
 	var err error
 	if s.resume != nil {
-		j, err = reopenJournal(filepath.Join(s.out, journalName), s.resume.ValidLen)
+		j, err = rfc2544.ReopenJournal(filepath.Join(s.out, journalName), s.resume.ValidLen)
 		replay = s.resume.Records
 		started = s.resume.Header.Started
 	} else {
-		j, err = createJournal(s.out, journalHeader{Journal: journalVersion, Tool: toolVersion(), Started: started,
-			Verb: s.verb, Args: s.args, Plan: s.plan})
+		j, err = rfc2544.CreateJournal(filepath.Join(s.out, journalName), rfc2544.JournalHeader{Journal: rfc2544.JournalVersion,
+			Tool: toolVersion(), Started: started, Verb: s.verb, Args: s.args, Plan: s.plan})
+		if errors.Is(err, os.ErrExist) {
+			return usagef("--out %s: already holds a run (%s); continue it with --resume %s, or choose another --out", s.out, journalName, s.out)
+		}
 	}
 	if err != nil {
 		return err
@@ -75,24 +75,26 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 	}
 	defer ot.close()
 
-	rt := &replayTester{next: &capTester{next: ot.tester, capBps: s.capBps, capFlag: s.capNote}, pending: replay}
+	rt := &rfc2544.ReplayTester{Next: ot.tester, Pending: replay}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var prog *progress
 	if !f.quiet {
 		prog = newProgress(stderr, p)
 		if len(replay) == 0 {
-			est, n := estimateTotal(prog.segs)
+			est, n := prog.plan.Estimate()
 			fmt.Fprintf(stderr, "expected duration: about %v of tester time, %d trials (an estimate from the plan; searches depend on the DUT)\n", est.Round(time.Second), n)
 		}
 	}
 	obs := &runObserver{j: j, rt: rt, prog: prog, cancel: cancel}
 	runner := &rfc2544.Runner{
-		Tester:   rt,
-		Plan:     p,
-		Observer: obs,
+		Tester:       rt,
+		Plan:         p,
+		Observer:     obs,
+		MaxBps:       s.capBps,
+		MaxBpsSource: s.capNote,
 		Sleep: func(ctx context.Context, d time.Duration) error {
-			if rt.replaying() || s.transport == transportSim {
+			if rt.Replaying() || s.transport == transportSim {
 				// No rest between trials that are not run, or only computed.
 				return nil
 			}
@@ -127,11 +129,11 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 		}
 	}
 
-	if s.resume != nil && runErr != nil && rt.done < len(replay) {
+	if s.resume != nil && runErr != nil && rt.Done < len(replay) {
 		// A resume that failed before it got past the journal has less
 		// than the interrupted run's results: keep those.
 		fmt.Fprintf(logw, "results.json and the reports in %s are left as they were: the resume stopped after %d of the journal's %d trials\n",
-			s.out, rt.done, len(replay))
+			s.out, rt.Done, len(replay))
 		if interrupted {
 			return fmt.Errorf("%w: continue with 'rfc2544 %s --resume %s'", errInterrupted, s.verb, s.out)
 		}
@@ -154,7 +156,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: partial results in %s; continue with 'rfc2544 %s --resume %s'", errInterrupted, s.out, s.verb, s.out)
 	case runErr != nil:
 		return fmt.Errorf("%w (partial results in %s)", runErr, s.out)
-	case testerLimited(res):
+	case res.TesterLimited():
 		return errTesterLimited
 	}
 	return nil
@@ -164,12 +166,11 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 // are in the journal already) and reports progress. A journal that cannot be
 // written stops the run: its trials could not be resumed.
 type runObserver struct {
-	j        *journal
-	rt       *replayTester
-	prog     *progress
-	replayed int // replayed trials seen so far
-	cancel   context.CancelCauseFunc
-	err      error
+	j      *rfc2544.Journal
+	rt     *rfc2544.ReplayTester
+	prog   *progress
+	cancel context.CancelCauseFunc
+	err    error
 }
 
 var _ rfc2544.Observer = (*runObserver)(nil)
@@ -181,49 +182,19 @@ func (o *runObserver) TrialStarted(test rfc2544.Test, frameSize, step int, inten
 }
 
 func (o *runObserver) TrialFinished(rec rfc2544.TrialRecord) {
-	fromJournal := o.replayed < o.rt.done
-	if fromJournal {
-		o.replayed++
-	} else if o.err == nil && (o.rt.lastErr == nil || refusedProbe(rec, o.rt.lastErr)) {
-		if err := o.j.append(rec); err != nil {
+	if o.err == nil {
+		fromJournal, err := o.rt.Record(o.j, rec)
+		if err != nil {
 			o.err = err
 			o.cancel(err)
 		}
+		if o.prog != nil {
+			o.prog.fromJournal = fromJournal
+		}
 	}
 	if o.prog != nil {
-		o.prog.fromJournal = fromJournal
 		o.prog.TrialFinished(rec)
 	}
-}
-
-// refusedProbe reports whether rec is a path probe the tester refused as
-// above its port's MTU: the Runner records it as a finished trial in which
-// nothing crossed, so the journal keeps it like any other.
-func refusedProbe(rec rfc2544.TrialRecord, err error) bool {
-	return rec.Test == rfc2544.TestProbe && errors.Is(err, framing.ErrAboveMTU)
-}
-
-// testerLimited reports whether any result is tester-limited: the tester,
-// not the DUT, set the limit.
-func testerLimited(r *rfc2544.Results) bool {
-	for _, t := range r.Throughput {
-		if t.TesterLimited {
-			return true
-		}
-	}
-	for _, b := range r.BackToBack {
-		if b.TesterLimited {
-			return true
-		}
-	}
-	for _, l := range r.FrameLoss {
-		for _, pt := range l.Points {
-			if pt.TesterLimited {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // writeResults writes results.json, report.txt and report.html into dir,
@@ -234,9 +205,9 @@ func writeResults(dir string, res *rfc2544.Results) error {
 		return func(out io.Writer) error { return write(out, res) }
 	}
 	return writeFilesAtomic(dir, []outputFile{
-		{"results.json", w(reports.WriteJSON)},
-		{"report.txt", w(reports.WriteTables)},
-		{"report.html", w(reports.WriteHTML)},
+		{Name: "results.json", Write: w(reports.WriteJSON)},
+		{Name: "report.txt", Write: w(reports.WriteTables)},
+		{Name: "report.html", Write: w(reports.WriteHTML)},
 	})
 }
 
@@ -256,15 +227,6 @@ func toolVersion() string {
 		return "rfc2544 (devel)"
 	}
 	return "rfc2544 " + v
-}
-
-func hostAndKernel() (host, kernel string) {
-	host, _ = os.Hostname()
-	var u unix.Utsname
-	if err := unix.Uname(&u); err == nil {
-		kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
-	}
-	return host, kernel
 }
 
 func testsString(ts []rfc2544.Test) string {

@@ -17,10 +17,6 @@ import (
 
 // gen is a hidden benchmark verb: the engine's transmit path alone, so
 // internal/bench can put it beside trafgen in the same run.
-func init() {
-	register("gen", "(benchmark) send test frames on one interface with the engine's generator, no receiver", runGen)
-}
-
 func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
 	var (

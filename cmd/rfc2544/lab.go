@@ -20,10 +20,6 @@ import (
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
-func init() {
-	register("lab", "build, inspect and remove the built-in virtual lab (up, down, status, list)", runLab)
-}
-
 const labUsage = `Usage: rfc2544 lab <up|down|status|list> [flags]
 
   lab up --name NAME [--rate 50mbit] [--limit 1000] [--loss 1%] [--delay 2ms]
@@ -111,7 +107,7 @@ func labUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, ", %s DUT", st.DUT)
 	}
 	fmt.Fprintln(stdout, ")")
-	return labRenderState(stdout, st)
+	return (&lab.Status{State: st}).WriteText(stdout)
 }
 
 func labDown(args []string, stdout, stderr io.Writer) error {
@@ -130,14 +126,6 @@ func labDown(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// labStatusJSON is what `lab status --json` prints.
-type labStatusJSON struct {
-	State    *lab.State       `json:"state"`
-	Counters *lab.DUTCounters `json:"dut_counters,omitempty"`
-	Relay    *lab.RelayStats  `json:"relay,omitempty"`
-	Errors   []string         `json:"errors,omitempty"`
-}
-
 func labStatus(args []string, stdout, stderr io.Writer) error {
 	fs := labFlagSet("status", stdout)
 	name := fs.String("name", "", "lab `name`")
@@ -148,52 +136,19 @@ func labStatus(args []string, stdout, stderr io.Writer) error {
 	if err := lab.ValidateName(*name); err != nil {
 		return usagef("lab status: %w", err)
 	}
-	st, err := lab.Load(*name)
+	st, err := lab.ReadStatus(*name)
 	if err != nil {
 		return fmt.Errorf("lab status: %w", err)
 	}
-	out := labStatusJSON{State: st}
-	switch {
-	case st.DUT == lab.DUTRelay:
-		rs, err := st.RelayStats()
-		if err != nil {
-			out.Errors = append(out.Errors, err.Error())
-		} else {
-			out.Relay = &rs
-		}
-	case st.DUTNamespace != "":
-		c, err := st.DUTCounters()
-		if err != nil {
-			out.Errors = append(out.Errors, err.Error())
-		} else {
-			out.Counters = &c
-		}
-	}
 	if *jsonOut {
-		return labWriteJSON(stdout, out)
+		return labWriteJSON(stdout, st)
 	}
-	fmt.Fprintf(stdout, "lab %q: %s topology", st.Name, st.Topology)
-	if st.Topology == lab.TopologyRouter {
-		fmt.Fprintf(stdout, ", %s DUT", st.DUT)
+	fmt.Fprintf(stdout, "lab %q: %s topology", st.State.Name, st.State.Topology)
+	if st.State.Topology == lab.TopologyRouter {
+		fmt.Fprintf(stdout, ", %s DUT", st.State.DUT)
 	}
-	fmt.Fprintf(stdout, ", up since %s\n", st.Created.Format(time.RFC3339))
-	if err := labRenderState(stdout, st); err != nil {
-		return err
-	}
-	if out.Counters != nil {
-		if err := labRenderCounters(stdout, out.Counters); err != nil {
-			return err
-		}
-	}
-	if out.Relay != nil {
-		if err := labRenderRelay(stdout, st, out.Relay); err != nil {
-			return err
-		}
-	}
-	for _, e := range out.Errors {
-		fmt.Fprintln(stdout, "warning:", e)
-	}
-	return nil
+	fmt.Fprintf(stdout, ", up since %s\n", st.State.Created.Format(time.RFC3339))
+	return st.WriteText(stdout)
 }
 
 func labList(args []string, stdout, stderr io.Writer) error {
@@ -209,7 +164,7 @@ func labList(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "no labs are up")
 		return nil
 	}
-	t := labTable(stdout)
+	t := tablewriter.NewTable(stdout, tablewriter.WithHeaderAutoFormat(tw.Off))
 	t.Header("Name", "Topology", "DUT", "Settings", "Created")
 	for _, n := range names {
 		st, err := lab.Load(n)
@@ -221,7 +176,7 @@ func labList(args []string, stdout, stderr io.Writer) error {
 		if st.Topology == lab.TopologyRouter {
 			dut = st.DUT.String()
 		}
-		t.Append(n, st.Topology.String(), dut, labSettings(st.Config), st.Created.Format(time.RFC3339))
+		t.Append(n, st.Topology.String(), dut, st.Config.Flags(), st.Created.Format(time.RFC3339))
 	}
 	return t.Render()
 }
@@ -241,160 +196,10 @@ func labRelay(args []string, stderr io.Writer) error {
 	return nil
 }
 
-// labTable returns a table that prints headers as given (v1 API).
-func labTable(w io.Writer) *tablewriter.Table {
-	return tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
-}
-
 func labWriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// labSettings summarises a configuration in flag syntax.
-func labSettings(c lab.Config) string {
-	var s []string
-	dir := func(flag string, ab, ba string) {
-		switch {
-		case ab == ba && ab != "":
-			s = append(s, "--"+flag+" "+ab)
-		default:
-			if ab != "" {
-				s = append(s, "--"+flag+"-ab "+ab)
-			}
-			if ba != "" {
-				s = append(s, "--"+flag+"-ba "+ba)
-			}
-		}
-	}
-	rate := func(v uint64) string {
-		if v == 0 {
-			return ""
-		}
-		return lab.FormatRate(v)
-	}
-	num := func(v uint32) string {
-		if v == 0 {
-			return ""
-		}
-		return fmt.Sprint(v)
-	}
-	pct := func(v float64) string {
-		if v == 0 {
-			return ""
-		}
-		return fmt.Sprintf("%g%%", v)
-	}
-	dir("rate", rate(c.AtoB.RateBps), rate(c.BtoA.RateBps))
-	dir("burst", num(c.AtoB.BurstBytes), num(c.BtoA.BurstBytes))
-	dir("limit", num(c.AtoB.LimitPackets), num(c.BtoA.LimitPackets))
-	dir("loss", pct(c.AtoB.LossPercent), pct(c.BtoA.LossPercent))
-	if c.FWRules > 0 {
-		s = append(s, fmt.Sprintf("--fw-rules %d", c.FWRules))
-	}
-	if c.MTUA == c.MTUB {
-		s = append(s, fmt.Sprintf("--mtu %d", c.MTUA))
-	} else {
-		s = append(s, fmt.Sprintf("--mtu-a %d --mtu-b %d", c.MTUA, c.MTUB))
-	}
-	if c.Delay > 0 {
-		s = append(s, "--delay "+c.Delay.String())
-	}
-	if c.Jitter > 0 {
-		s = append(s, "--jitter "+c.Jitter.String())
-	}
-	r := c.Relay
-	if c.DUT == lab.DUTRelay {
-		if r.Delay > 0 {
-			s = append(s, "--delay "+r.Delay.String())
-		}
-		if r.Jitter > 0 {
-			s = append(s, "--jitter "+r.Jitter.String())
-		}
-		if r.LossPercent > 0 {
-			s = append(s, "--loss "+pct(r.LossPercent))
-		}
-		if r.ReorderPercent > 0 {
-			s = append(s, "--reorder "+pct(r.ReorderPercent)+" --reorder-gap "+r.ReorderGap.String())
-		}
-		if r.DuplicatePercent > 0 {
-			s = append(s, "--duplicate "+pct(r.DuplicatePercent))
-		}
-	}
-	if c.NoRPS {
-		s = append(s, "--no-rps")
-	}
-	return strings.Join(s, " ")
-}
-
-func labRenderState(w io.Writer, st *lab.State) error {
-	t := labTable(w)
-	t.Header("Port", "Namespace", "Interface", "MAC", "IPv4", "IPv6", "Gateway", "MTU")
-	for _, p := range []struct {
-		name string
-		p    lab.Port
-	}{{"A", st.A}, {"B", st.B}} {
-		t.Append(p.name, p.p.Namespace, p.p.Interface, p.p.MAC.String(), p.p.IPv4.String(), p.p.IPv6.String(),
-			p.p.GatewayV4.String()+" "+p.p.GatewayV6.String(), fmt.Sprint(p.p.MTU))
-	}
-	if st.DUTNamespace != "" {
-		for _, p := range []struct {
-			name string
-			p    lab.DUTPort
-		}{{"DUT→A", st.DUTA}, {"DUT→B", st.DUTB}} {
-			t.Append(p.name, st.DUTNamespace, p.p.Interface, p.p.MAC, p.p.IPv4.String(), p.p.IPv6.String(), "", fmt.Sprint(p.p.MTU))
-		}
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "settings: %s\n", labSettings(st.Config))
-	if len(st.DUTCPUs) > 0 {
-		fmt.Fprintf(w, "DUT receive processing (RPS) on CPU %v: keep the tester off it\n", st.DUTCPUs)
-	}
-	f := st.Features
-	fmt.Fprintf(w, "kernel: netem %v, tbf %v, nftables %v, %d CPUs\n", f.Netem, f.Tbf, f.Nftables, f.CPUs)
-	if st.DUT == lab.DUTRelay {
-		bound := "≥ "
-		if st.RelaySaturated {
-			bound = ""
-		}
-		fmt.Fprintf(w, "relay: pid %d, ceiling %s%.0f frames/s per direction (64-byte frames, measured at up)\n", st.RelayPID, bound, st.RelayCeilingFPS)
-	}
-	return nil
-}
-
-func labRenderCounters(w io.Writer, c *lab.DUTCounters) error {
-	fmt.Fprintf(w, "DUT forwarded: %d IPv4, %d IPv6; nftables accepted %d, random-loss drops %d (A→B) %d (B→A); qdisc drops %d (A→B) %d (B→A)\n",
-		c.Forwarded4, c.Forwarded6, c.Accepted, c.LossDropsAB, c.LossDropsBA, c.QdiscDropsAB, c.QdiscDropsBA)
-	t := labTable(w)
-	t.Header("DUT port", "RX packets", "RX dropped", "TX packets", "TX dropped")
-	for _, p := range []struct {
-		n string
-		c lab.LinkCounters
-	}{{"dut-a", c.DutA}, {"dut-b", c.DutB}} {
-		t.Append(p.n, fmt.Sprint(p.c.RxPackets), fmt.Sprint(p.c.RxDropped), fmt.Sprint(p.c.TxPackets), fmt.Sprint(p.c.TxDropped))
-	}
-	return t.Render()
-}
-
-func labRenderRelay(w io.Writer, st *lab.State, rs *lab.RelayStats) error {
-	t := labTable(w)
-	t.Header("Relay", "Received", "Forwarded", "Lost", "Reordered", "Duplicated", "Overflow", "Socket drops", "Expired")
-	for _, d := range []struct {
-		n string
-		s lab.RelayDirStats
-	}{{"A→B", rs.AtoB}, {"B→A", rs.BtoA}} {
-		s := d.s
-		t.Append(d.n, fmt.Sprint(s.Received), fmt.Sprint(s.Forwarded), fmt.Sprint(s.Dropped), fmt.Sprint(s.Reordered),
-			fmt.Sprint(s.Duplicated), fmt.Sprint(s.Overflow), fmt.Sprint(s.SocketDrops), fmt.Sprint(s.Expired))
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "relay peak %.0f frames/s (100 ms window), up %v\n", rs.PeakFPS, rs.Uptime.Round(time.Second))
-	return nil
 }
 
 // runSweep runs verb once per firewall rule count of --fw-rules-sweep, each

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rfc2544/rfc2544/lab"
 )
 
 // TestLabBadInput: every bad lab flag is a usage error (exit 2) that names
@@ -70,7 +72,7 @@ func TestLabVerb(t *testing.T) {
 	if err := run(ctx, []string{"lab", "status", "--name", name, "--json"}, &out, &out); err != nil {
 		t.Fatalf("lab status: %v", err)
 	}
-	var st labStatusJSON
+	var st lab.Status
 	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out.String())
 	}

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/rfc2544/rfc2544/lab/relay"
+	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
 // Exit codes, documented in the README.
@@ -33,19 +36,36 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
-// verb is one subcommand; each lives in its own file and registers itself.
+// verb is one subcommand; each lives in its own file.
 type verb struct {
 	summary string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-var verbs = map[string]verb{}
-
-func register(name, summary string, run func(ctx context.Context, args []string, stdout, stderr io.Writer) error) {
-	verbs[name] = verb{summary: summary, run: run}
+// verbTable lists the subcommands.
+func verbTable() map[string]verb {
+	v := map[string]verb{
+		"run": {"run RFC 2544 tests (default all) against a DUT, the lab or the simulator",
+			func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+				return runVerb(ctx, "run", nil, args, stdout, stderr)
+			}},
+		"agent":     {"run the far end of a two-host test (port B), controlled over an authenticated channel", agentVerb},
+		"calibrate": {"measure this machine's tester ceiling (frames/s per frame size) on a lab loop", runCalibrate},
+		"compare":   {"show runs side by side (e.g. 1500 vs 9000 MTU: values, delta, ratio; or N rule counts: one line each)", compareVerb},
+		"gen":       {"(benchmark) send test frames on one interface with the engine's generator, no receiver", runGen},
+		"lab":       {"build, inspect and remove the built-in virtual lab (up, down, status, list)", runLab},
+		"report":    {"re-render a results file as tables, JSON, CSV, HTML or charts, without re-running", reportVerb},
+	}
+	for _, t := range testVerbs {
+		v[t.name] = verb{t.summary, func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			return runVerb(ctx, t.name, []rfc2544.Test{t.test}, args, stdout, stderr)
+		}}
+	}
+	return v
 }
 
 func main() {
+	relay.Enter() // a lab's relay DUT is a copy of this program
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
@@ -190,7 +210,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if args[0] == "version" || args[0] == "--version" || args[0] == "-version" {
 		return printVersion(stdout, args[1:])
 	}
-	v, ok := verbs[args[0]]
+	v, ok := verbTable()[args[0]]
 	if !ok {
 		return usagef("unknown command %q: run 'rfc2544 help' for the list", args[0])
 	}
@@ -202,6 +222,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: rfc2544 <command> [flags]\n\nCommands:")
+	verbs := verbTable()
 	names := make([]string, 0, len(verbs))
 	for n := range verbs {
 		names = append(names, n)

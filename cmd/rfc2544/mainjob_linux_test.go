@@ -52,7 +52,7 @@ func TestMainJobShaped(t *testing.T) {
 	const (
 		rateBps = 60e6
 		lineBps = 120e6
-		queue   = 1000   // lab default, packets
+		queue   = 1000              // lab default, packets
 		bucket  = rateBps / 8 / 100 // lab default: 10 ms at R, bytes
 	)
 	// Two of the seven sizes (the whole job takes some 5 minutes here, too

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -8,44 +10,21 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/rfc2544/rfc2544/internal/fileio"
 )
 
 // This file holds what the verbs share about files: the output folder's
 // lock, the one atomic writer, and bounded reads of input files.
 
-// outLock is an exclusive flock on an output folder, held by a run or a
-// resume from before it reads the journal until it exits. The kernel drops
-// it when the process ends, however it ends.
-type outLock struct{ f *os.File }
+// journalName is the journal's file name in the output folder.
+const journalName = "journal.jsonl"
 
-// lockOut takes the lock on dir without waiting: another run or resume of
-// the same folder is an error at once, never two writers of one journal.
-func lockOut(flagName, dir string) (*outLock, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, usagef("%s %s: no such folder", flagName, dir)
-		}
-		return nil, fmt.Errorf("%s %s: open folder to lock it: %w", flagName, dir, err)
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, usagef("%s %s: in use by another rfc2544 run or resume of this folder; wait for it to end (or stop it), then try again", flagName, dir)
-		}
-		return nil, fmt.Errorf("%s %s: lock folder: %w", flagName, dir, err)
-	}
-	return &outLock{f: f}, nil
-}
-
-func (l *outLock) unlock() {
-	if l != nil {
-		l.f.Close() // closing the last descriptor releases the flock
-	}
+// strictJSON decodes b into v, refusing unknown fields.
+func strictJSON(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	return d.Decode(v)
 }
 
 // runFiles are the files a run writes into its folder; --overwrite removes
@@ -87,68 +66,13 @@ func clearRunFiles(dir string) error {
 	return nil
 }
 
-// outputFile is one file of an atomic write: a name in the folder and what
-// writes its contents.
-type outputFile struct {
-	name  string
-	write func(io.Writer) error
-}
+// outputFile is one file of an atomic write.
+type outputFile = fileio.File
 
-// writeFilesAtomic writes every file into dir under a temporary name, mode
-// 0644, synced; only when all are written are they renamed into place. A
-// failure leaves the files already in dir as they were.
+// writeFilesAtomic writes files into dir, all or none (fileio.WriteFiles);
+// a signal that ends the process at once removes the temporary files.
 func writeFilesAtomic(dir string, files []outputFile) error {
-	var mu sync.Mutex // tmps is also read by the exit hook
-	tmps := make([]string, 0, len(files))
-	cleanup := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, t := range tmps {
-			os.Remove(t)
-		}
-		tmps = nil
-	}
-	// A signal that ends the process at once removes the temporary files.
-	done := onExit(cleanup)
-	defer done()
-	for _, o := range files {
-		path := filepath.Join(dir, o.name)
-		tmp, err := os.CreateTemp(dir, "."+o.name+".*")
-		if err != nil {
-			cleanup()
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		mu.Lock()
-		tmps = append(tmps, tmp.Name())
-		mu.Unlock()
-		err = o.write(tmp)
-		if err == nil {
-			err = tmp.Chmod(0o644) // CreateTemp makes 0600; results are for sharing
-		}
-		if err == nil {
-			err = tmp.Sync()
-		}
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			cleanup()
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	for i, o := range files {
-		if err := os.Rename(tmps[i], filepath.Join(dir, o.name)); err != nil {
-			for _, t := range tmps[i:] {
-				os.Remove(t)
-			}
-			tmps = nil
-			return fmt.Errorf("write %s: %w", filepath.Join(dir, o.name), err)
-		}
-	}
-	tmps = nil // renamed: nothing for the exit hook to remove
-	return nil
+	return fileio.WriteFiles(dir, files, onExit)
 }
 
 // Input size limits.
@@ -160,78 +84,8 @@ const (
 	maxResultsBytes = 256 << 20
 	// maxJournalBytes bounds a journal read back by --resume, and
 	// maxCalibrationBytes a --calibration file.
-	maxJournalBytes     = 256 << 20
 	maxCalibrationBytes = 1 << 20
 )
-
-// openBounded opens path for reading, refusing anything but a regular file
-// (a FIFO would block the open, /dev/zero never end) and files over limit
-// bytes. The returned reader also stops at limit+1 bytes, in case the file
-// grows. Errors do not name the file: callers add it, and the flag.
-func openBounded(path string, limit int64) (*os.File, io.Reader, error) {
-	// O_NONBLOCK: opening a FIFO for reading must not wait for a writer.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, fmt.Errorf("not a regular file but %s; give a file", fileKind(st.Mode()))
-	}
-	if st.Size() > limit {
-		f.Close()
-		return nil, nil, fmt.Errorf("%d bytes, more than the %s this program reads from such a file; is it the right file?", st.Size(), byteSize(limit))
-	}
-	return f, io.LimitReader(f, limit+1), nil
-}
-
-// readBounded reads a whole regular file of at most limit bytes.
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, r, err := openBounded(path, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("more than the %s this program reads from such a file; is it the right file?", byteSize(limit))
-	}
-	return b, nil
-}
-
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a folder"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	}
-	return "mode " + m.String()
-}
-
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
 
 // maxQuote is how much of a bad value an error message quotes.
 const maxQuote = 100
@@ -263,5 +117,5 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // writeReportFile writes one file atomically (writeFilesAtomic), e.g. a
 // chart named by a flag.
 func writeReportFile(path string, write func(io.Writer) error) error {
-	return writeFilesAtomic(filepath.Dir(path), []outputFile{{filepath.Base(path), write}})
+	return writeFilesAtomic(filepath.Dir(path), []outputFile{{Name: filepath.Base(path), Write: write}})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/reports"
+	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
 // loopbackArgs is a slow, gentle run on loopback (the udp transport between
@@ -87,7 +88,7 @@ func TestOutLockProcesses(t *testing.T) {
 	if got := cmd.ProcessState.ExitCode(); got != exitInterrupted {
 		t.Fatalf("exit %d, want %d\n%s", got, exitInterrupted, stderr)
 	}
-	if _, err := readJournal(filepath.Join(out, journalName)); err != nil {
+	if _, err := rfc2544.ReadJournal(filepath.Join(out, journalName)); err != nil {
 		t.Errorf("journal after the overlapping attempts: %v", err)
 	}
 	if res, err := reports.ReadResultsFile(filepath.Join(out, "results.json")); err != nil || !strings.Contains(res.Error, "interrupted") {

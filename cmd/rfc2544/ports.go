@@ -58,17 +58,6 @@ func parseUDPPort(name string, f portFlags, ipv6 bool) (portConfig, error) {
 	return p, nil
 }
 
-// portInfo is what inspectPort learned about a port's interface.
-type portInfo struct {
-	index          int
-	mtu            int
-	up             bool
-	kind           string // netlink link type, e.g. "veth", "device"
-	driver         string // ethtool driver name, e.g. "veth", "ixgbe"
-	speedMbps      int    // 0 when unknown
-	carriesDefault bool   // the namespace's default route leaves through it
-}
-
 // portFlags are the raw --port-X, --addr-X ... values of one port.
 type portFlags struct {
 	iface, netns, addr, gw, addr6, gw6 string

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"time"
 
@@ -26,7 +25,7 @@ type progress struct {
 
 	plan      rfc2544.Plan
 	remaining time.Duration // estimated tester time of the segments not yet begun
-	segs      []segment
+	segs      []rfc2544.Segment
 	seg       int // index of the current segment in segs, -1 before the first
 
 	test      rfc2544.Test
@@ -41,20 +40,12 @@ type progress struct {
 	fromJournal bool
 }
 
-// segment is one test at one frame size, with its estimated trial count.
-type segment struct {
-	test   rfc2544.Test
-	size   int
-	trials int
-	each   time.Duration // estimated tester time of one trial
-}
-
 func newProgress(w io.Writer, plan rfc2544.Plan) *progress {
 	p := &progress{w: w, tty: isTerminal(w), now: time.Now, plan: plan, seg: -1}
 	p.start = p.now()
-	p.segs = estimateRun(plan)
+	p.segs = plan.EstimateRun()
 	for _, s := range p.segs {
-		p.remaining += time.Duration(s.trials) * s.each
+		p.remaining += time.Duration(s.Trials) * s.Each
 	}
 	return p
 }
@@ -63,45 +54,6 @@ func newProgress(w io.Writer, plan rfc2544.Plan) *progress {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// estimateRun lists the tests and sizes of a run in the order the Runner
-// runs them, with the trial counts a typical DUT needs (a throughput
-// search's from rfc2544.Plan.SearchEstimate).
-func estimateRun(p rfc2544.Plan) []segment {
-	trialTime := p.Trial.Learning.D() + p.Trial.Duration.D() + p.Trial.Settle.D() + p.Trial.Rest.D()
-	var segs []segment
-	probed := map[int]bool{}
-	tput := map[int]bool{}
-	for _, t := range p.Tests {
-		for _, size := range p.FrameSizes {
-			if !p.NoProbe && !probed[size] {
-				probed[size] = true
-				segs = append(segs, segment{rfc2544.TestProbe, size, 1, p.Trial.Settle.D()})
-			}
-			if (t == rfc2544.TestThroughput || t == rfc2544.TestLatency || t == rfc2544.TestBackToBack || t == rfc2544.TestRecovery) && !tput[size] {
-				tput[size] = true
-				n, d := p.SearchEstimate()
-				segs = append(segs, segment{rfc2544.TestThroughput, size, n, d / time.Duration(n)})
-			}
-			switch t {
-			case rfc2544.TestLatency:
-				segs = append(segs, segment{t, size, p.Latency.Repetitions, p.Trial.Learning.D() + p.Latency.Duration.D() + p.Trial.Settle.D() + p.Trial.Rest.D()})
-			case rfc2544.TestFrameLoss:
-				n := int(math.Ceil(100 / p.FrameLoss.StepPercent))
-				if !p.FrameLoss.FullSweep {
-					n = min(n, 3)
-				}
-				segs = append(segs, segment{t, size, n, trialTime})
-			case rfc2544.TestBackToBack:
-				steps := int(math.Ceil(math.Log2(100/max(p.BackToBack.MinStepPercent, 0.01)))) + 1
-				segs = append(segs, segment{t, size, p.BackToBack.Repetitions * steps, p.BackToBack.BurstCap.D()/2 + p.Trial.Settle.D() + p.Trial.Rest.D()})
-			case rfc2544.TestRecovery:
-				segs = append(segs, segment{t, size, 1, p.Recovery.Overload.D() + p.Recovery.Recovery.D() + p.Trial.Settle.D()})
-			}
-		}
-	}
-	return segs
 }
 
 // TrialStarted implements rfc2544.Observer.
@@ -124,9 +76,9 @@ func (p *progress) advance(test rfc2544.Test, size int) {
 	}
 	p.test, p.size, p.segSteps, p.lastLoss = test, size, 0, ""
 	for i := p.seg + 1; i < len(p.segs); i++ {
-		if p.segs[i].test == test && p.segs[i].size == size {
+		if p.segs[i].Test == test && p.segs[i].Size == size {
 			for j := p.seg + 1; j <= i; j++ {
-				p.remaining -= time.Duration(p.segs[j].trials) * p.segs[j].each
+				p.remaining -= time.Duration(p.segs[j].Trials) * p.segs[j].Each
 			}
 			p.seg = i
 			return
@@ -197,7 +149,7 @@ func (p *progress) eta() string {
 	left := p.remaining
 	if p.seg >= 0 && p.seg < len(p.segs) {
 		s := p.segs[p.seg]
-		left += time.Duration(max(s.trials-p.segSteps, 0)) * s.each
+		left += time.Duration(max(s.Trials-p.segSteps, 0)) * s.Each
 	}
 	return "~" + left.Round(time.Second).String()
 }
@@ -235,13 +187,4 @@ func lineRateNote(bps float64, note string) string {
 		s += " (" + note + ")"
 	}
 	return s
-}
-
-// estimateTotal is the tester time and trial count of a run's segments.
-func estimateTotal(segs []segment) (d time.Duration, trials int) {
-	for _, s := range segs {
-		d += time.Duration(s.trials) * s.each
-		trials += s.trials
-	}
-	return d, trials
 }

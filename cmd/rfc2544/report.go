@@ -11,13 +11,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rfc2544/rfc2544/internal/fileio"
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
-
-func init() {
-	register("report", "re-render a results file as tables, JSON, CSV, HTML or charts, without re-running", reportVerb)
-}
 
 // reportFormats are the values of report --format.
 var reportFormats = []string{"table", "json", "csv", "html", "svg", "png"}
@@ -126,7 +123,7 @@ func reportVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	files := make([]outputFile, len(outs))
 	for i, o := range outs {
-		files[i] = outputFile(o)
+		files[i] = outputFile{Name: o.name, Write: o.write}
 	}
 	if err := writeFilesAtomic(f.out, files); err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -140,7 +137,7 @@ func reportVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // readResultsFile reads a results file (results.json): a regular file of
 // at most maxResultsBytes. Errors name the file.
 func readResultsFile(path string) (*rfc2544.Results, error) {
-	f, r, err := openBounded(path, maxResultsBytes)
+	f, r, err := fileio.OpenBounded(path, maxResultsBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
 			return nil, fmt.Errorf("open results file: %w", err)

@@ -17,24 +17,15 @@ import (
 // The run verb and the one-test verbs (throughput, latency, loss, b2b) share
 // their flags and their whole flow; a one-test verb is run with --tests fixed.
 
-func init() {
-	register("run", "run RFC 2544 tests (default all) against a DUT, the lab or the simulator",
-		func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-			return runVerb(ctx, "run", nil, args, stdout, stderr)
-		})
-	for _, v := range []struct {
-		name, summary string
-		test          rfc2544.Test
-	}{
-		{"throughput", "run the throughput test (RFC 2544 §26.1) only", rfc2544.TestThroughput},
-		{"latency", "run the latency test (RFC 2544 §26.2) only", rfc2544.TestLatency},
-		{"loss", "run the frame loss rate test (RFC 2544 §26.3) only", rfc2544.TestFrameLoss},
-		{"b2b", "run the back-to-back test (RFC 2544 §26.4, RFC 9004) only", rfc2544.TestBackToBack},
-	} {
-		register(v.name, v.summary, func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-			return runVerb(ctx, v.name, []rfc2544.Test{v.test}, args, stdout, stderr)
-		})
-	}
+// testVerbs are the one-test verbs.
+var testVerbs = []struct {
+	name, summary string
+	test          rfc2544.Test
+}{
+	{"throughput", "run the throughput test (RFC 2544 §26.1) only", rfc2544.TestThroughput},
+	{"latency", "run the latency test (RFC 2544 §26.2) only", rfc2544.TestLatency},
+	{"loss", "run the frame loss rate test (RFC 2544 §26.3) only", rfc2544.TestFrameLoss},
+	{"b2b", "run the back-to-back test (RFC 2544 §26.4, RFC 9004) only", rfc2544.TestBackToBack},
 }
 
 // Transports.
@@ -211,7 +202,7 @@ type runSetup struct {
 	labCfg    lab.Config                // the temporary lab's settings
 	ceilings  []trials.CalibrationPoint // from --calibration
 	out       string
-	resume    *journalContents
+	resume    *rfc2544.JournalContents
 	args      []string // the command line to journal (no --out, --resume)
 }
 

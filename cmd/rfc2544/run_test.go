@@ -9,14 +9,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials"
@@ -131,7 +129,7 @@ func TestRunSimJSON(t *testing.T) {
 	if got, want := len(lines)-1, res.Trials(); got != want {
 		t.Errorf("journal has %d trial lines, results count %d trials", got, want)
 	}
-	jc, err := readJournal(filepath.Join(out, journalName))
+	jc, err := rfc2544.ReadJournal(filepath.Join(out, journalName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +282,7 @@ func TestJournalHalfWrittenLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte(cut), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	jc, err := readJournal(path)
+	jc, err := rfc2544.ReadJournal(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +358,7 @@ func TestDryRunPlanPrecedence(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The dry run's output is itself a plan file.
-	got, _, err := parsePlan("dry-run output", []byte(stdout), rfc2544.Plan{})
+	got, _, err := rfc2544.ParsePlan("dry-run output", []byte(stdout), rfc2544.Plan{})
 	if err != nil {
 		t.Fatalf("dry-run output does not parse as a plan: %v\n%s", err, stdout)
 	}
@@ -430,23 +428,6 @@ func TestParseBitRate(t *testing.T) {
 	}
 }
 
-func TestCapTester(t *testing.T) {
-	sim := &rfc2544.SimDUT{LinkBps: 1e9}
-	c := &capTester{next: sim, capBps: 500e6, capFlag: "--max-rate"}
-	spec := trials.Spec{FrameSize: 64, Streams: []trials.Stream{{ID: 1, Direction: trials.AtoB}}, Duration: 1e9}
-	spec.RateFPS = 700000 // 470 Mbit/s L1
-	if _, err := c.Run(context.Background(), spec); err != nil {
-		t.Errorf("below the cap: %v", err)
-	}
-	spec.RateFPS = 800000 // 537.6 Mbit/s L1
-	if _, err := c.Run(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "rate cap") {
-		t.Errorf("above the cap: got %v", err)
-	}
-	if got := sim.Trials(); got != 1 {
-		t.Errorf("the simulator ran %d trials, want 1 (the refused one must not reach it)", got)
-	}
-}
-
 func TestProgressTerminalLine(t *testing.T) {
 	var b bytes.Buffer
 	p := newProgress(&b, mustPlan(t, "quick"))
@@ -499,29 +480,5 @@ func TestSamplePlans(t *testing.T) {
 				t.Errorf("no effective plan printed:\n%s", stdout)
 			}
 		})
-	}
-}
-
-func TestTesterCPU(t *testing.T) {
-	n := runtime.NumCPU()
-	all := make([]int, n)
-	for i := range all {
-		all[i] = i
-	}
-	tests := []struct {
-		dut  []int
-		want int
-	}{
-		{nil, 0},      // no RPS: nothing to keep off
-		{all, 0},      // every CPU is the DUT's
-		{[]int{0}, 2}, // CPU 1, 1-based
-	}
-	if n == 1 {
-		tests[2].want = 0
-	}
-	for _, tt := range tests {
-		if got := testerCPU(&lab.State{DUTCPUs: tt.dut}); got != tt.want {
-			t.Errorf("DUT CPUs %v of %d: tester CPU %d (1-based), want %d", tt.dut, n, got, tt.want)
-		}
 	}
 }

@@ -115,7 +115,7 @@ func TestRunAgentNoRoomToReflect(t *testing.T) {
 	}
 	// The throughput search ran (the latency test needs it); no latency
 	// trial was sent or recorded.
-	jc, jerr := readJournal(filepath.Join(out, journalName))
+	jc, jerr := rfc2544.ReadJournal(filepath.Join(out, journalName))
 	if jerr != nil {
 		t.Fatal(jerr)
 	}

@@ -1,13 +1,7 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"net/netip"
-
-	"github.com/rfc2544/rfc2544/framing"
-	"github.com/rfc2544/rfc2544/rfc2544"
-	"github.com/rfc2544/rfc2544/trials"
 )
 
 // RFC 6815: benchmark traffic belongs on isolated test networks. These are
@@ -53,45 +47,6 @@ func checkDestinations(ports []portConfig, allowAny bool) error {
 			}
 			return usagef("%s %s: outside the benchmark ranges 198.18.0.0/15 and 2001:2::/48 that RFC 6815 asks test traffic to stay in; "+
 				"renumber the test network into them, or pass --allow-any-destination if this network is isolated and you accept the risk", a.flag, a.addr)
-		}
-	}
-	return nil
-}
-
-// capTester refuses, before sending, any trial faster than the rate cap
-// (--max-rate): the cap is always in force, whatever the plan asks.
-type capTester struct {
-	next    rfc2544.Tester
-	capBps  float64 // L1 bits per second per stream (per sending port)
-	capFlag string  // how the cap was set, for the error
-}
-
-var _ rfc2544.Tester = (*capTester)(nil)
-
-// Run runs spec when every stream's L1 rate is within the cap. A burst with
-// no rate (RateFPS 0, "as fast as possible") is allowed only when the cap is
-// at least the line rate, which such a burst cannot exceed on a real link.
-func (c *capTester) Run(ctx context.Context, spec trials.Spec) (trials.Result, error) {
-	if err := c.check(spec); err != nil {
-		return trials.Result{Spec: spec}, err
-	}
-	return c.next.Run(ctx, spec)
-}
-
-func (c *capTester) check(spec trials.Spec) error {
-	rates := []float64{spec.RateFPS}
-	if spec.RateChange != nil {
-		rates = append(rates, spec.RateChange.RateFPS)
-	}
-	for _, r := range rates {
-		if r == 0 && spec.BurstFrames > 0 {
-			// A burst at the tester's own speed: cap it via the engine's
-			// MaxRateFPS (set from the same cap), nothing to check here.
-			continue
-		}
-		if bps := framing.L1Bps(r, spec.FrameSize); bps > c.capBps*(1+1e-9) {
-			return fmt.Errorf("trial at %.0f fps of %d-byte frames is %s per port, above the rate cap %s (%s); "+
-				"raise --max-rate if the DUT and the network can take it", r, spec.FrameSize, formatBitRate(bps), formatBitRate(c.capBps), c.capFlag)
 		}
 	}
 	return nil

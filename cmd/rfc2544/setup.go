@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rfc2544/rfc2544/internal/fileio"
+	"github.com/rfc2544/rfc2544/internal/netdev"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials"
@@ -28,7 +30,10 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 				return nil, usagef("--%s with --resume: a resumed run takes every setting from its journal; drop --%s", name, name)
 			}
 		}
-		jc, err := readJournal(filepath.Join(f.resume, journalName))
+		jc, err := rfc2544.ReadJournal(filepath.Join(f.resume, journalName))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, usagef("--resume %s: no %s there; give the --out folder of the run to continue", f.resume, journalName)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -183,7 +188,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	}
 
 	// The line rate percentages refer to, and the ports' own checks.
-	var infos []portInfo
+	var infos []netdev.Info
 	for _, p := range s.ports {
 		if p.fromLab || p.socketOnly {
 			continue
@@ -192,11 +197,11 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		if err != nil {
 			return nil, err
 		}
-		if info.carriesDefault && !f.force {
+		if info.CarriesDefault && !f.force {
 			return nil, usagef("--port-%s %s: carries the default route of %s, so test traffic could leave this host's network; use a dedicated test port, or pass --force if this is intended",
 				p.name, p.iface, nsName(p.netns))
 		}
-		if !info.up {
+		if !info.Up {
 			return nil, usagef("--port-%s %s: the interface is down; bring it up with 'ip link set %s up'", p.name, p.iface, p.iface)
 		}
 		infos = append(infos, info)
@@ -238,7 +243,11 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		}
 		s.capBps, s.capNote = bps, "--max-rate"
 	}
-	if need, why := highestLoad(s.plan); need > s.capBps*(1+1e-9) {
+	if need, by := s.plan.HighestLoad(); need > s.capBps*(1+1e-9) {
+		why := fmt.Sprintf("the %s test sends at the full line rate %s", by, formatBitRate(s.plan.LinkBps))
+		if by == rfc2544.TestThroughput {
+			why = fmt.Sprintf("the throughput search goes up to %g%% of the line rate %s", s.plan.Throughput.MaxPercent, formatBitRate(s.plan.LinkBps))
+		}
 		return nil, usagef("--max-rate %s: below the %s the plan sends (%s); raise --max-rate, or lower --line-rate or the plan's loads",
 			formatBitRate(s.capBps), formatBitRate(need), why)
 	}
@@ -277,30 +286,35 @@ func labPorts(st *lab.State) []portConfig {
 }
 
 // portLineRate is the line rate of two explicit ports: their speed (the
-// slower one), or the nominal 1 Gbit/s for veth.
-func portLineRate(ports []portConfig, infos []portInfo) (float64, string, error) {
+// slower one), or the nominal 1 Gbit/s for veth (netdev.Info.LineRateBps).
+func portLineRate(ports []portConfig, infos []netdev.Info) (float64, string, error) {
 	var bps float64
 	var notes []string
 	for i, info := range infos {
 		p := ports[i]
+		v, nominal := info.LineRateBps()
 		switch {
-		case info.driver == "veth" || info.kind == "veth":
-			notes = append(notes, fmt.Sprintf("%s is a veth: nominal 1 Gbit/s", p.iface))
-			if bps == 0 || nominalLineRate < bps {
-				bps = nominalLineRate
-			}
-		case info.speedMbps > 0:
-			v := float64(info.speedMbps) * 1e6
+		case nominal:
+			notes = append(notes, fmt.Sprintf("%s is a veth: nominal %s", p.iface, formatBitRate(v)))
+		case v > 0:
 			notes = append(notes, fmt.Sprintf("%s reports %s", p.iface, formatBitRate(v)))
-			if bps == 0 || v < bps {
-				bps = v
-			}
 		default:
 			return 0, "", usagef("--port-%s %s: its driver (%s) reports no link speed, so percentages would have no meaning; give the line rate with --line-rate, e.g. --line-rate 10G",
-				p.name, p.iface, orUnknown(info.driver))
+				p.name, p.iface, orUnknown(info.Driver))
+		}
+		if bps == 0 || v < bps {
+			bps = v
 		}
 	}
 	return bps, strings.Join(notes, ", "), nil
+}
+
+// planFileError is a usage error naming --plan.
+func planFileError(path string, err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return usagef("--plan %s: no such file; see testdata/plans/ for examples", path)
+	}
+	return usagef("--plan %w", err)
 }
 
 func orUnknown(s string) string {
@@ -316,9 +330,9 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 	f := s.flags
 	profile := f.profile
 	if profile == "" && f.planFile != "" {
-		pp, err := planProfile(f.planFile)
+		pp, err := rfc2544.LoadPlanProfile(f.planFile)
 		if err != nil {
-			return rfc2544.Plan{}, err
+			return rfc2544.Plan{}, planFileError(f.planFile, err)
 		}
 		profile = pp
 	}
@@ -338,8 +352,8 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 	}
 	if f.planFile != "" {
 		var given map[string]bool
-		if p, given, err = readPlanFile(f.planFile, p); err != nil {
-			return p, err
+		if p, given, err = rfc2544.LoadPlan(f.planFile, p); err != nil {
+			return p, planFileError(f.planFile, err)
 		}
 		s.linkGiven = given["link_bps"]
 		p.Profile = profile
@@ -474,30 +488,6 @@ func planError(err error, f *runFlags, set map[string]bool) error {
 	return usageError{err}
 }
 
-// highestLoad is the highest per-port rate, in L1 bit/s, that the plan's
-// trials may ask for, and why.
-func highestLoad(p rfc2544.Plan) (float64, string) {
-	var need float64
-	var why string
-	for _, t := range p.Tests {
-		switch t {
-		case rfc2544.TestFrameLoss, rfc2544.TestBackToBack, rfc2544.TestRecovery:
-			if p.LinkBps > need {
-				need, why = p.LinkBps, fmt.Sprintf("the %s test sends at the full line rate %s", t, formatBitRate(p.LinkBps))
-			}
-		case rfc2544.TestThroughput, rfc2544.TestLatency:
-			max := p.Throughput.MaxPercent
-			if max == 0 {
-				max = 100
-			}
-			if v := p.LinkBps * max / 100; v > need {
-				need, why = v, fmt.Sprintf("the throughput search goes up to %g%% of the line rate %s", max, formatBitRate(p.LinkBps))
-			}
-		}
-	}
-	return need, why
-}
-
 // sizesString lists frame sizes for the output.
 func sizesString(sizes []int) string {
 	var b strings.Builder
@@ -512,12 +502,12 @@ func sizesString(sizes []int) string {
 
 // readCalibration reads the output of 'rfc2544 calibrate --json'.
 func readCalibration(path string) ([]trials.CalibrationPoint, error) {
-	b, err := readBounded(path, maxCalibrationBytes)
+	b, err := fileio.ReadBounded(path, maxCalibrationBytes)
 	if err != nil {
 		return nil, usagef("--calibration %s: %v; write one with 'rfc2544 calibrate --lab NAME --json > %s'", path, err, path)
 	}
 	var pts []trials.CalibrationPoint
-	if err := strictUnmarshal(b, &pts); err != nil {
+	if err := strictJSON(b, &pts); err != nil {
 		return nil, usagef("--calibration %s: not the JSON of 'rfc2544 calibrate --json': %w", path, err)
 	}
 	if len(pts) == 0 {

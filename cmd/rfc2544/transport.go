@@ -4,11 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
-	"slices"
-	"sort"
-	"strings"
-	"time"
 
 	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/lab"
@@ -32,37 +27,10 @@ var openTester = func(ctx context.Context, s *runSetup, logw io.Writer) (openedT
 	return openedTester{}, fmt.Errorf("transport %q: not implemented", s.transport)
 }
 
-// simDefaults describe the simulated DUT of --transport sim: a router that
-// forwards 80% of the line rate with a 256 KiB buffer, 20 µs of latency plus
-// up to 5 µs of jitter, on a 1500-byte MTU path. The --sim-* flags change
-// them.
-const (
-	simCapacityShare = 0.8
-	simBufferBytes   = 256 << 10
-	simBaseLatency   = 20 * time.Microsecond
-	simJitter        = 5 * time.Microsecond
-	simMTU           = 1500
-)
-
-// simDUT builds the simulated DUT of a setup.
+// simDUT is the simulated DUT of --transport sim (rfc2544.NewSimRouter),
+// changed by the --sim-* flags.
 func simDUT(s *runSetup) *rfc2544.SimDUT {
-	capBps := s.plan.LinkBps * simCapacityShare
-	if s.flags.simCapacity > 0 {
-		capBps = s.flags.simCapacity
-	}
-	mtu := simMTU
-	if s.flags.simMTU > 0 {
-		mtu = s.flags.simMTU
-	}
-	return &rfc2544.SimDUT{
-		LinkBps:      s.plan.LinkBps,
-		CapacityBps:  capBps,
-		BufferBytes:  simBufferBytes,
-		BaseLatency:  simBaseLatency,
-		Jitter:       simJitter,
-		Seed:         1,
-		MaxFrameSize: mtu + framing.EthHeaderLen + framing.FCSLen,
-	}
+	return rfc2544.NewSimRouter(s.plan.LinkBps, s.flags.simCapacity, s.flags.simMTU)
 }
 
 func openSim(s *runSetup, logw io.Writer) openedTester {
@@ -98,7 +66,7 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 	}
 	if s.tempLab {
 		name := s.labCfg.Name
-		fmt.Fprintf(logw, "creating temporary lab %s (%s)\n", name, labSummary(s.labCfg))
+		fmt.Fprintf(logw, "creating temporary lab %s (%s)\n", name, s.labCfg.Summary())
 		// Registered before Up: Down clears a half-built lab too. It is
 		// also an exit hook, so a second Ctrl-C removes the lab before it
 		// ends the process.
@@ -117,7 +85,7 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 		ports = labPorts(st)
 		dut = labDUT(st, true)
 		pathMTU = min(st.A.MTU, st.B.MTU)
-		txCPU = testerCPU(st)
+		txCPU = st.TesterCPU()
 		qdiscPath = st.TesterQdisc
 	} else if s.labName != "" {
 		st, err := lab.Load(s.labName)
@@ -126,7 +94,7 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 		}
 		dut = labDUT(st, false)
 		pathMTU = min(st.A.MTU, st.B.MTU)
-		txCPU = testerCPU(st)
+		txCPU = st.TesterCPU()
 		qdiscPath = st.TesterQdisc
 	}
 	if txCPU > 0 {
@@ -176,23 +144,6 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 	return openedTester{tester: eng, dut: dut, close: cleanup}, nil
 }
 
-// testerCPU is the CPU for a lab's sending threads, 1-based as
-// trials.Config.TxCPU: the first one the lab's DUT does not use. veth
-// forwarding runs on the sending CPU, so a sender on the DUT's CPU competes
-// with the forwarding it measures. 0 (not pinned) when the DUT has no CPUs
-// of its own or every CPU is the DUT's.
-func testerCPU(st *lab.State) int {
-	if len(st.DUTCPUs) == 0 {
-		return 0
-	}
-	for c := range runtime.NumCPU() {
-		if !slices.Contains(st.DUTCPUs, c) {
-			return c + 1
-		}
-	}
-	return 0
-}
-
 // udpPort maps a port to the UDP transport: its namespace and addresses
 // (the interface and gateway are the kernel's business).
 func udpPort(p portConfig) trials.UDPPortConfig {
@@ -210,7 +161,7 @@ func labDUT(st *lab.State, temporary bool) rfc2544.DUTInfo {
 		kind = "lab"
 	}
 	d := rfc2544.DUTInfo{
-		Description: fmt.Sprintf("%s %s: %s topology, %s DUT (%s)", kind, st.Name, st.Topology, st.DUT, labSummary(st.Config)),
+		Description: fmt.Sprintf("%s %s: %s topology, %s DUT (%s)", kind, st.Name, st.Topology, st.DUT, st.Config.Summary()),
 		Settings:    map[string]string{"lab": st.Name, "topology": st.Topology.String(), "dut": st.DUT.String()},
 	}
 	c := st.Config
@@ -229,34 +180,4 @@ func labDUT(st *lab.State, temporary bool) rfc2544.DUTInfo {
 		d.Settings["fw_rules"] = fmt.Sprint(c.FWRules)
 	}
 	return d
-}
-
-// labSummary is a one-line description of a lab's settings.
-func labSummary(c lab.Config) string {
-	var parts []string
-	mtuA, mtuB := c.MTUA, c.MTUB
-	if mtuA == 0 {
-		mtuA = lab.DefaultMTU
-	}
-	if mtuB == 0 {
-		mtuB = lab.DefaultMTU
-	}
-	if mtuA == mtuB {
-		parts = append(parts, fmt.Sprintf("MTU %d", mtuA))
-	} else {
-		parts = append(parts, fmt.Sprintf("MTU %d/%d", mtuA, mtuB))
-	}
-	if c.AtoB.RateBps > 0 {
-		parts = append(parts, "shaped to "+lab.FormatRate(c.AtoB.RateBps))
-	} else {
-		parts = append(parts, "not shaped")
-	}
-	if c.AtoB.LossPercent > 0 {
-		parts = append(parts, fmt.Sprintf("%g%% loss", c.AtoB.LossPercent))
-	}
-	if c.FWRules > 0 {
-		parts = append(parts, fmt.Sprintf("%d firewall rules", c.FWRules))
-	}
-	sort.Strings(parts[1:])
-	return strings.Join(parts, ", ")
 }

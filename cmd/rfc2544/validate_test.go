@@ -115,7 +115,7 @@ func TestRetriesZeroMeansNever(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, _, err := parsePlan("dry run", []byte(stdout), rfc2544.Plan{})
+			p, _, err := rfc2544.ParsePlan("dry run", []byte(stdout), rfc2544.Plan{})
 			if err != nil {
 				t.Fatalf("%v\n%s", err, stdout)
 			}
@@ -129,7 +129,7 @@ func TestRetriesZeroMeansNever(t *testing.T) {
 // TestPlanNullKeepsProfile: a field set to null (~) in a plan file leaves
 // the profile's value, as checkNode documents; only a value given is checked.
 func TestPlanNullKeepsProfile(t *testing.T) {
-	p, given, err := parsePlan("null.yaml", []byte("frame_sizes: ~\nlink_bps: ~\ntrial:\n  duration: ~\n  rest: 1s\n"), mustDefault(t))
+	p, given, err := rfc2544.ParsePlan("null.yaml", []byte("frame_sizes: ~\nlink_bps: ~\ntrial:\n  duration: ~\n  rest: 1s\n"), mustDefault(t))
 	if err != nil {
 		t.Fatal(err)
 	}

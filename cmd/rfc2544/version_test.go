@@ -62,7 +62,7 @@ func TestPlanRateGrammar(t *testing.T) {
 		t.Fatal(err)
 	}
 	for in, want := range map[string]float64{"10G": 10e9, "2.5Gbit/s": 2.5e9, "100mbit": 100e6, "1e9": 1e9, "10000000000": 10e9} {
-		p, given, err := parsePlan("plan.yaml", []byte("link_bps: "+in+"\n"), base)
+		p, given, err := rfc2544.ParsePlan("plan.yaml", []byte("link_bps: "+in+"\n"), base)
 		if err != nil || p.LinkBps != want || !given["link_bps"] {
 			t.Errorf("link_bps: %s: got %g, %v (given %v); want %g", in, p.LinkBps, err, given, want)
 		}

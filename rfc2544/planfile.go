@@ -1,4 +1,4 @@
-package main
+package rfc2544
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -14,56 +13,53 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/rfc2544/rfc2544/internal/fileio"
 	"github.com/rfc2544/rfc2544/internal/rate"
-	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
-// readPlanFile reads a YAML test plan on top of base (the profile's plan):
-// fields the file sets replace the profile's; the rest stay. Decoding is
-// strict: an unknown field, or a value of the wrong kind, is an error naming
-// the file, the line, the field and the fix.
-//
-// given holds the dotted names of the fields the file sets (even to zero or
-// null), e.g. "link_bps" and "trial.duration".
-func readPlanFile(path string, base rfc2544.Plan) (p rfc2544.Plan, given map[string]bool, err error) {
-	b, err := readPlanBytes(path)
+// MaxPlanBytes bounds a plan file: real plans are a few kilobytes.
+const MaxPlanBytes = 1 << 20
+
+// LoadPlan reads the YAML plan file at path (a regular file of at most
+// MaxPlanBytes) on top of base, as ParsePlan does. A file that cannot be
+// read gives an error wrapping the os error (os.ErrNotExist and the like).
+func LoadPlan(path string, base Plan) (p Plan, given map[string]bool, err error) {
+	b, err := fileio.ReadBounded(path, MaxPlanBytes)
 	if err != nil {
-		return base, nil, err
+		return base, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return parsePlan(path, b, base)
+	return ParsePlan(path, b, base)
 }
 
-// readPlanBytes reads a plan file: a regular file of at most maxPlanBytes.
-func readPlanBytes(path string) ([]byte, error) {
-	b, err := readBounded(path, maxPlanBytes)
+// LoadPlanProfile returns the profile the plan file at path names
+// ("profile: quick"), or "" when it names none.
+func LoadPlanProfile(path string) (string, error) {
+	b, err := fileio.ReadBounded(path, MaxPlanBytes)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, usagef("--plan %s: no such file; see testdata/plans/ for examples", path)
-		}
-		return nil, usagef("--plan %s: %w", path, err)
-	}
-	return b, nil
-}
-
-// planProfile returns the profile a plan file names, or "".
-func planProfile(path string) (string, error) {
-	b, err := readPlanBytes(path)
-	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%s: %w", path, err)
 	}
 	var v struct {
 		Profile string `yaml:"profile"`
 	}
 	if err := yaml.Unmarshal(b, &v); err != nil {
-		return "", usagef("--plan %s: not valid YAML: %v", path, cleanYAMLError(err))
+		return "", fmt.Errorf("%s: not valid YAML: %v", path, cleanYAMLError(err))
 	}
 	return v.Profile, nil
 }
 
-func parsePlan(path string, b []byte, base rfc2544.Plan) (rfc2544.Plan, map[string]bool, error) {
+// ParsePlan decodes the YAML plan b, named name in errors, on top of base
+// (usually a profile's plan): the fields b sets replace base's, a field set
+// to null keeps base's value, and the rest stay. Decoding is strict: an
+// unknown field (with a suggestion when one is close), a value of the wrong
+// kind or a second YAML document is an error "name line N: ..." naming the
+// field and the fix. An empty b returns base.
+//
+// given holds the dotted names of the fields b sets (even to zero or null),
+// e.g. "link_bps" and "trial.duration".
+func ParsePlan(name string, b []byte, base Plan) (p Plan, given map[string]bool, err error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return base, nil, usagef("--plan %s: not valid YAML: %v", path, cleanYAMLError(err))
+		return base, nil, fmt.Errorf("%s: not valid YAML: %v", name, cleanYAMLError(err))
 	}
 	// One document: a second one (after ---) would otherwise be ignored.
 	dec := yaml.NewDecoder(bytes.NewReader(b))
@@ -72,28 +68,28 @@ func parsePlan(path string, b []byte, base rfc2544.Plan) (rfc2544.Plan, map[stri
 		if err := dec.Decode(&second); !errors.Is(err, io.EOF) {
 			line := second.Line
 			if err != nil {
-				return base, nil, usagef("--plan %s: a plan file is one YAML document, and what follows the first is not valid YAML: %v", path, cleanYAMLError(err))
+				return base, nil, fmt.Errorf("%s: a plan file is one YAML document, and what follows the first is not valid YAML: %v", name, cleanYAMLError(err))
 			}
-			return base, nil, usagef("--plan %s: a second YAML document at line %d; a plan file is one document: remove the '---' and what follows, or merge it into the first", path, line)
+			return base, nil, fmt.Errorf("%s: a second YAML document at line %d; a plan file is one document: remove the '---' and what follows, or merge it into the first", name, line)
 		}
 	}
 	if len(doc.Content) == 0 {
 		return base, nil, nil // an empty plan changes nothing
 	}
 	if err := planRates(doc.Content[0]); err != nil {
-		return base, nil, usagef("--plan %s %w", path, err)
+		return base, nil, fmt.Errorf("%s %w", name, err)
 	}
 	if err := checkNode(doc.Content[0], reflect.TypeOf(base), ""); err != nil {
-		return base, nil, usagef("--plan %s %w", path, err)
+		return base, nil, fmt.Errorf("%s %w", name, err)
 	}
-	// A null field leaves the profile's value (decoding it would zero
-	// the field); checkNode has refused unknown fields.
+	// A null field leaves base's value (decoding it would zero the
+	// field); checkNode has refused unknown fields.
 	dropNulls(doc.Content[0])
-	p := base
+	p = base
 	if err := doc.Content[0].Decode(&p); err != nil {
-		return base, nil, usagef("--plan %s: %v", path, cleanYAMLError(err))
+		return base, nil, fmt.Errorf("%s: %v", name, cleanYAMLError(err))
 	}
-	given := map[string]bool{}
+	given = map[string]bool{}
 	givenFields(doc.Content[0], "", given)
 	return p, given, nil
 }
@@ -126,6 +122,20 @@ func planRates(n *yaml.Node) error {
 	return nil
 }
 
+// YAML renders p as YAML, the form ParsePlan reads.
+func (p Plan) YAML() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(p); err != nil {
+		return nil, fmt.Errorf("encode plan: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("encode plan: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
 // dropNulls removes the fields set to null from a mapping node, at every
 // depth.
 func dropNulls(n *yaml.Node) {
@@ -153,7 +163,7 @@ func givenFields(n *yaml.Node, path string, given map[string]bool) {
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		name := join(path, n.Content[i].Value)
+		name := joinField(path, n.Content[i].Value)
 		given[name] = true
 		givenFields(n.Content[i+1], name, given)
 	}
@@ -208,9 +218,9 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 				if s := closest(k.Value, yamlFields(t)); s != "" {
 					hint = fmt.Sprintf("did you mean %q? ", s)
 				}
-				return fmt.Errorf("line %d: unknown field %s%s; %sknown fields: %s", k.Line, quoteShort(k.Value), where, hint, strings.Join(yamlFields(t), ", "))
+				return fmt.Errorf("line %d: unknown field %s%s; %sknown fields: %s", k.Line, quote(k.Value), where, hint, strings.Join(yamlFields(t), ", "))
 			}
-			if err := checkNode(v, ft, join(path, k.Value)); err != nil {
+			if err := checkNode(v, ft, joinField(path, k.Value)); err != nil {
 				return err
 			}
 		}
@@ -235,23 +245,23 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 		var b bool
 		err = n.Decode(&b)
 		if err != nil {
-			return fmt.Errorf("line %d: %s: %s is not true or false", n.Line, field, quoteShort(n.Value))
+			return fmt.Errorf("line %d: %s: %s is not true or false", n.Line, field, quote(n.Value))
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		var i int64
 		if err = n.Decode(&i); err != nil {
-			return fmt.Errorf("line %d: %s: %s is not a whole number, e.g. 20", n.Line, field, quoteShort(n.Value))
+			return fmt.Errorf("line %d: %s: %s is not a whole number, e.g. 20", n.Line, field, quote(n.Value))
 		}
 	case reflect.Float32, reflect.Float64:
 		var f float64
 		if err = n.Decode(&f); err != nil {
-			return fmt.Errorf("line %d: %s: %s is not a number, e.g. 0.5", n.Line, field, quoteShort(n.Value))
+			return fmt.Errorf("line %d: %s: %s is not a number, e.g. 0.5", n.Line, field, quote(n.Value))
 		}
 	case reflect.String:
 		if n.Tag != "!!str" && n.Tag != "" {
 			// Numbers and bools decode into strings too; names never are.
 			if _, err := strconv.ParseFloat(n.Value, 64); err == nil && t.Name() != "string" {
-				return fmt.Errorf("line %d: %s: %s is a number, want a name", n.Line, field, quoteShort(n.Value))
+				return fmt.Errorf("line %d: %s: %s is a number, want a name", n.Line, field, quote(n.Value))
 			}
 		}
 	}
@@ -265,7 +275,7 @@ func kindName(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "list"
 	case yaml.ScalarNode:
-		return "value " + quoteShort(n.Value)
+		return "value " + quote(n.Value)
 	}
 	return "node"
 }
@@ -274,13 +284,13 @@ func exampleList(t reflect.Type) string {
 	if t.Kind() == reflect.Int {
 		return "64, 512, 1518"
 	}
-	if t == reflect.TypeOf(rfc2544.Test("")) {
+	if t == reflect.TypeOf(Test("")) {
 		return "throughput, latency"
 	}
 	return "..."
 }
 
-func join(path, k string) string {
+func joinField(path, k string) string {
 	if path == "" {
 		return k
 	}
@@ -360,19 +370,4 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
-}
-
-// planYAML renders a plan as YAML, the form --plan reads and --dry-run
-// prints.
-func planYAML(p rfc2544.Plan) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(p); err != nil {
-		return nil, fmt.Errorf("encode plan: %w", err)
-	}
-	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("encode plan: %w", err)
-	}
-	return buf.Bytes(), nil
 }

@@ -1,0 +1,52 @@
+//go:build unix
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// hostAndKernel names the tester's host and kernel for the results.
+func hostAndKernel() (host, kernel string) {
+	host, _ = os.Hostname()
+	var u unix.Utsname
+	if err := unix.Uname(&u); err == nil {
+		kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
+	}
+	return host, kernel
+}
+
+// outLock is an exclusive flock on an output folder, held by a run or a
+// resume from before it reads the journal until it exits. The kernel drops
+// it when the process ends, however it ends.
+type outLock struct{ f *os.File }
+
+// lockOut takes the lock on dir without waiting: another run or resume of
+// the same folder is an error at once, never two writers of one journal.
+func lockOut(flagName, dir string) (*outLock, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, usagef("%s %s: no such folder", flagName, dir)
+		}
+		return nil, fmt.Errorf("%s %s: open folder to lock it: %w", flagName, dir, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, usagef("%s %s: in use by another rfc2544 run or resume of this folder; wait for it to end (or stop it), then try again", flagName, dir)
+		}
+		return nil, fmt.Errorf("%s %s: lock folder: %w", flagName, dir, err)
+	}
+	return &outLock{f: f}, nil
+}
+
+func (l *outLock) unlock() {
+	if l != nil {
+		l.f.Close() // closing the last descriptor releases the flock
+	}
+}
