@@ -293,29 +293,12 @@ func newRecord(p Plan, q trialReq, res trials.Result) TrialRecord {
 	return rec
 }
 
-// overloadMargin is how far below the offered rate a DUT's forwarding rate
-// through the end of a trial must be to call the trial an overload: the
-// accuracy of the estimate (LatencyTrend.ForwardedFPS, within 0.1 % on the
-// lab) with room, and the default goal width.
-const overloadMargin = 0.005
-
 // overloadExplains says why a lossy trial that a stall of the tester's host
-// could explain (a transient tester limit: the generator fell behind and
-// caught up with a burst) is the DUT's loss all the same: on some stream
-// that lost frames the DUT's queue was still busy at the end of the trial,
-// forwarding below the offered rate (LatencyTrend.ForwardedFPS). A
-// catch-up burst at a load the DUT sustains drains at a rate above the
-// offered one, or before the trial ends. "" when it is not so.
+// could explain is the DUT's loss all the same (trials.Result.Overloaded);
+// "" when it is not so.
 func overloadExplains(res trials.Result) string {
-	for _, s := range res.Streams {
-		t := s.Trend
-		if s.Lost == 0 || t == nil || t.BusyBins < 3 || t.ForwardedFPS <= 0 || s.OfferedFPS <= 0 {
-			continue
-		}
-		if t.ForwardedFPS < s.OfferedFPS*(1-overloadMargin) {
-			return fmt.Sprintf("stream %d: the DUT forwarded %.0f fps through the end of the trial (its queue busy for the last %.3g s), %.2f %% below the %.0f fps offered: the loss is its own, whatever the tester's stall",
-				s.ID, t.ForwardedFPS, float64(t.BusyBins*int(t.BinNs))/1e9, 100*(1-t.ForwardedFPS/s.OfferedFPS), s.OfferedFPS)
-		}
+	if ok, why := res.Overloaded(); ok {
+		return why + ": the loss is its own, whatever the tester's stall"
 	}
 	return ""
 }

@@ -484,3 +484,30 @@ func how(offered float64, t *LatencyTrend) string {
 	}
 	return "forwarded while the queue grew; " + est
 }
+
+// OverloadMargin is how far below the offered rate a DUT's forwarding rate
+// through the end of a trial must be for Overloaded: the accuracy of the
+// estimate (LatencyTrend.ForwardedFPS, within 0.1 % on the lab) with room,
+// and the default goal width of a search.
+const OverloadMargin = 0.005
+
+// Overloaded reports whether the DUT was overloaded at the end of the
+// trial, on a stream that lost frames: its queue still busy (three bins or
+// more of LatencyTrend's busy period reach the end), forwarding below the
+// offered rate by more than OverloadMargin (LatencyTrend.ForwardedFPS). Such
+// a trial's loss is the DUT's even when a stall of the tester's host could
+// also explain it: a catch-up burst at a load the DUT sustains drains
+// faster than the load, or before the trial ends. why says what was seen.
+func (r Result) Overloaded() (ok bool, why string) {
+	for _, s := range r.Streams {
+		t := s.Trend
+		if s.Lost == 0 || t == nil || t.BusyBins < 3 || t.ForwardedFPS <= 0 || s.OfferedFPS <= 0 {
+			continue
+		}
+		if t.ForwardedFPS < s.OfferedFPS*(1-OverloadMargin) {
+			return true, fmt.Sprintf("stream %d: the DUT forwarded %.0f fps through the end of the trial (its queue busy for the last %.3g s), %.2f %% below the %.0f fps offered",
+				s.ID, t.ForwardedFPS, float64(t.BusyBins)*float64(t.BinNs)/1e9, 100*(1-t.ForwardedFPS/s.OfferedFPS), s.OfferedFPS)
+		}
+	}
+	return false, ""
+}

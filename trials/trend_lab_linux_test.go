@@ -138,6 +138,13 @@ func TestAccuracySustainedDefaultQueue(t *testing.T) {
 			continue
 		}
 		ok, v := above.Sustained()
+		// A trial that lost frames (a stall's catch-up on top of the
+		// overload) is judged by Overloaded: the DUT still busy at the
+		// end, forwarding below the offered rate.
+		if over, why := above.Overloaded(); ok && s.Lost > 0 && over {
+			t.Logf("%s: lost %d; %s", eng.name, s.Lost, why)
+			continue
+		}
 		if ok {
 			t.Errorf("%s at %.3f × R: sustained, want not (the queue grew)", eng.name, over)
 			if tr := s.Trend; tr != nil {

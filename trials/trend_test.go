@@ -13,8 +13,12 @@ import (
 // [stallAt, stallAt+stall), at the end of the stall, in a burst) and takes
 // lat(sent) seconds plus a uniform [0, jitter) draw.
 type synth struct {
-	rate, dur       float64
-	lat             func(t float64) float64
+	rate, dur float64
+	lat       func(t float64) float64
+	// tbf, when set, computes each frame's latency instead of lat: a
+	// FIFO token bucket shaper forwarding mu frames/s with a bucket of
+	// burst frames (full at the start), plus base.
+	tbf             *tbfModel
 	jitter          time.Duration
 	stallAt, stall  float64
 	seed            uint64
@@ -29,12 +33,31 @@ func (s synth) trend() *LatencyTrend {
 		origin = 1_700_000_000_000_000_000
 	}
 	n := int(s.rate * s.dur)
+	var tokens, last, prevOut float64
+	if s.tbf != nil {
+		tokens = s.tbf.burst
+	}
 	for i := range n {
 		t := float64(i) / s.rate
 		if s.stall > 0 && t >= s.stallAt && t < s.stallAt+s.stall {
 			t = s.stallAt + s.stall
 		}
-		d := s.lat(t)
+		var d float64
+		if m := s.tbf; m != nil {
+			// Tokens accrue at mu up to the bucket; a frame leaves when
+			// the one before it has and a token is there.
+			out := max(t, prevOut)
+			tokens = min(m.burst, tokens+(out-last)*m.mu)
+			if tokens < 1 {
+				out += (1 - tokens) / m.mu
+				tokens = 1
+			}
+			tokens--
+			last, prevOut = out, out
+			d = out - t + m.base
+		} else {
+			d = s.lat(t)
+		}
 		if s.jitter > 0 {
 			d += rng.Float64() * s.jitter.Seconds()
 		}
@@ -53,6 +76,9 @@ func tbfLatency(lambda, mu, burst, base float64) func(float64) float64 {
 		return base + max(q, 0)/mu
 	}
 }
+
+// tbfModel is a token bucket shaper for synth.tbf.
+type tbfModel struct{ mu, burst, base float64 }
 
 func flat(base float64) func(float64) float64 { return func(float64) float64 { return base } }
 
@@ -119,6 +145,24 @@ func TestSustainedVerdict(t *testing.T) {
 			want: false, fps: 200e3},
 		{name: "10 s at 1.05 R, bins widened", s: synth{rate: 1.05 * mu, dur: 10, lat: tbfLatency(1.05*mu, mu, 0.01*mu, base)},
 			want: false, fps: mu},
+		// The quick profile's 2 s final trials: the bucket hides the
+		// overload for the first half or more.
+		{name: "2 s at 1.01 R, bucket spent at 1 s", s: synth{rate: 1.01 * mu, dur: 2, lat: tbfLatency(1.01*mu, mu, 0.01*mu, base), jitter: 20 * time.Microsecond},
+			want: false, fps: mu},
+		// CI on a busy host: the generator stalled 70 ms late in a 2 s
+		// trial at 1.014 R; the stall emptied the queue, which grows again
+		// to the end (the DUT forwarding below the offered rate).
+		{name: "2 s at 1.014 R, generator stalled 70 ms at 1.7 s", s: synth{rate: 1.014 * mu * 20, dur: 2, stallAt: 1.7, stall: ms(70),
+			tbf: &tbfModel{mu: mu * 20, burst: 0.01 * mu * 20, base: base}, jitter: 20 * time.Microsecond},
+			want: false, fps: mu * 20},
+		{name: "2 s at 1.014 R, generator stalled 70 ms at 1.2 s", s: synth{rate: 1.014 * mu * 20, dur: 2, stallAt: 1.2, stall: ms(70),
+			tbf: &tbfModel{mu: mu * 20, burst: 0.01 * mu * 20, base: base}, jitter: 20 * time.Microsecond},
+			want: false, fps: mu * 20},
+		{name: "2 s at 0.99 R through tbf, generator stalled 70 ms at 1.7 s", s: synth{rate: 0.99 * mu * 20, dur: 2, stallAt: 1.7, stall: ms(70),
+			tbf: &tbfModel{mu: mu * 20, burst: 0.01 * mu * 20, base: base}, jitter: 20 * time.Microsecond},
+			want: true},
+		{name: "2 s at 0.99 R, catch-up burst at 95 % drained at R", s: synth{rate: 0.99 * mu, dur: 2, stallAt: 1.9, stall: ms(15),
+			lat: spike(flat(base), 1.915, ms(1), ms(15), ms(1500)), jitter: 20 * time.Microsecond}, want: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
