@@ -56,8 +56,9 @@ func labTester(t *testing.T, st *lab.State, c *agent.Client, reverse bool) *agen
 
 // TestAgentMatchesLocalShaped: through a lab DUT shaped to R = 50 Mbit/s
 // each way, rfc2544's throughput search via the agent (controller in
-// namespace A, agent in namespace B) and the local two-port UDP run both find
-// the shaper's rate, −3 % … +1 % of R/(8·508 B) per direction, not
+// namespace A, agent in namespace B), forward, reverse and bidirectional,
+// and the local two-port UDP run (forward) all find the shaper's rate,
+// −3 % … +1 % of R/(8·508 B) per direction, not
 // tester-limited: forward, reverse and bidirectional. Each search runs once:
 // a trial spoiled by a stall of this host is run again by the search itself
 // (Plan.Trial.Retries, transient limits only); a search that still ends
@@ -119,10 +120,11 @@ func TestAgentMatchesLocalShaped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			// The local reference for reverse is the forward run: the lab
-			// is shaped alike both ways.
-			ref := search(t, "local "+map[bool]string{false: tt.name, true: "forward"}[tt.reverse], local, tt.bidir)
 			got := search(t, "agent "+tt.name, labTester(t, st, c, tt.reverse), tt.bidir)
+			if tt.name != "forward" {
+				return // held to the shaper's truth; one local reference is enough (CI time)
+			}
+			ref := search(t, "local forward", local, false)
 			t.Logf("agent %.0f fps vs local %.0f fps: %.2f%% apart", got, ref, 100*(got-ref)/ref)
 		})
 	}
