@@ -222,16 +222,15 @@ func (s *Socket) attach() error {
 // classify turns a socket system call's error into one that says what is
 // missing: the kernel's AF_XDP, the privileges, or the driver.
 func classify(what string, err error) error {
-	se := os.NewSyscallError("afxdp", err)
 	switch {
 	case errors.Is(err, unix.EAFNOSUPPORT), errors.Is(err, unix.ENOPROTOOPT):
-		return fmt.Errorf("%w (%s: %v): the kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS, Linux 4.18+); %s", ErrNotSupported, what, se, Fallback)
+		return fmt.Errorf("%w (%s: %w): the kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS, Linux 4.18+); %s", ErrNotSupported, what, err, Fallback)
 	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
-		return fmt.Errorf("%w (%s: %w): AF_XDP needs CAP_NET_RAW, CAP_NET_ADMIN and CAP_BPF (run as root); %s", ErrNotSupported, what, se, Fallback)
+		return fmt.Errorf("%w (%s: %w): AF_XDP needs CAP_NET_RAW, CAP_NET_ADMIN and CAP_BPF (run as root); %s", ErrNotSupported, what, err, Fallback)
 	case errors.Is(err, unix.EOPNOTSUPP):
-		return fmt.Errorf("%w (%s: %v): the driver does not support AF_XDP here; %s", ErrNotSupported, what, se, Fallback)
+		return fmt.Errorf("%w (%s: %w): the driver does not support AF_XDP here; %s", ErrNotSupported, what, err, Fallback)
 	}
-	return fmt.Errorf("afxdp: %s: %w", what, se)
+	return fmt.Errorf("afxdp: %s: %w", what, err)
 }
 
 // classifyBPF names what is missing when a BPF map or program fails.
@@ -285,6 +284,7 @@ func (s *Socket) Features() Features { return s.features }
 func (s *Socket) FD() int { return s.fd }
 
 // Stats returns the socket's counters with the kernel's XDP_STATISTICS.
+// Call it while no Send or Receive runs (e.g. between two batches).
 func (s *Socket) Stats() (Stats, error) {
 	st := Stats{TxQueued: s.txQueued, TxCompleted: s.txCompleted, RxFrames: s.rxFrames, RxUserStamps: s.rxUserStamps}
 	var ks unix.XDPStatistics

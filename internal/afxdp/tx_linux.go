@@ -79,12 +79,17 @@ func (s *Socket) PrepareTx(streams []TxStream) error {
 	return nil
 }
 
+var errNoStream = errors.New("afxdp: send: no such stream; call PrepareTx first and pass an index into its streams")
+
 // Send stamps and queues up to n frames of stream (an index into the
 // PrepareTx slice) with sequence numbers seq, seq+1, … and transmit time
 // txNs, and wakes the kernel when it asks for it. It returns how many frames
 // it queued: fewer than n when the stream's chunks or the TX ring are busy
 // (completions are reaped on every call). It does not allocate.
 func (s *Socket) Send(stream, n int, runID uint8, seq uint64, txNs int64) (int, error) {
+	if uint(stream) >= uint(len(s.streams)) {
+		return 0, errNoStream
+	}
 	s.reap()
 	st := &s.streams[stream]
 	k := s.tx.free(uint32(min(n, st.nfree)))
