@@ -44,7 +44,7 @@ type Socket struct {
 // the XDP program for RX, and probes which mode runs (Features). Errors that
 // mean AF_XDP cannot run here wrap ErrNotSupported and name what is missing;
 // permission errors also keep errors.Is(err, os.ErrPermission).
-func Open(cfg Config) (s *Socket, err error) {
+func Open(cfg Config) (_ *Socket, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -53,11 +53,10 @@ func Open(cfg Config) (s *Socket, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("afxdp: look up interface %q: %w", cfg.Interface, err)
 	}
-	s = &Socket{cfg: cfg, fd: -1, ifindex: ifi.Index}
+	s := &Socket{cfg: cfg, fd: -1, ifindex: ifi.Index}
 	defer func() {
 		if err != nil {
 			s.Close()
-			s = nil
 		}
 	}()
 	s.txChunks, s.rxChunks = cfg.Frames, 0
