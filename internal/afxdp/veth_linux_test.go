@@ -26,7 +26,7 @@ type pair struct {
 
 // newPair builds a pair and deletes its namespaces when the test ends.
 // Without root it skips with the reason.
-func newPair(t *testing.T) *pair {
+func newPair(t testing.TB) *pair {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("afxdp lab tests need root (network namespaces, AF_XDP, XDP programs); run them as root")

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 // open opens a socket inside namespace ns; it skips the test only where
 // the kernel lacks AF_XDP or XDP (not for a driver, privilege or other
 // failure: those fail it).
-func open(t *testing.T, ns string, cfg Config) *Socket {
+func open(t testing.TB, ns string, cfg Config) *Socket {
 	t.Helper()
 	var s *Socket
 	err := nsutil.Do(ns, func() error {
@@ -44,7 +45,7 @@ func kernelLacks(err error) bool {
 	return bytes.Contains([]byte(err.Error()), []byte("the kernel"))
 }
 
-func (p *pair) template(t *testing.T, size int, dport uint16) *framing.Template {
+func (p *pair) template(t testing.TB, size int, dport uint16) *framing.Template {
 	t.Helper()
 	tpl, err := framing.NewTemplate(framing.TemplateConfig{
 		SrcMAC: p.macA, DstMAC: p.macB,
@@ -247,4 +248,51 @@ func TestSendReceiveAllocs(t *testing.T) {
 	if seq == 0 || got == 0 {
 		t.Errorf("sent %d, received %d: the loops did nothing", seq, got)
 	}
+}
+
+// TestZeroCopyOnVeth asks for zero-copy where the driver (veth) has none:
+// the error must say so and suggest the raw transport, and copy mode must
+// then work on the same interface.
+func TestZeroCopyOnVeth(t *testing.T) {
+	p := newPair(t)
+	err := nsutil.Do(p.nsB, func() error {
+		s, err := Open(Config{Interface: p.ifB, RX: true, CopyMode: ZeroCopyForce})
+		if err == nil {
+			s.Close()
+		}
+		return err
+	})
+	if err == nil {
+		t.Fatal("zero-copy on veth opened; veth has no AF_XDP zero-copy")
+	}
+	if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "zero-copy") || !strings.Contains(err.Error(), "raw transport") {
+		t.Errorf("error %q should wrap ErrNotSupported, name zero-copy and suggest the raw transport", err)
+	}
+	s := open(t, p.nsB, Config{Interface: p.ifB, RX: true, CopyMode: CopyForce})
+	if f := s.Features(); f.ZeroCopy {
+		t.Errorf("features %v: zero-copy in forced copy mode", f)
+	}
+}
+
+// BenchmarkSend measures Send of 64-frame batches of 64-byte frames on a
+// veth (copy mode): frames/s and allocations per batch.
+func BenchmarkSend(b *testing.B) {
+	p := newPair(b)
+	tx := open(b, p.nsA, Config{Interface: p.ifA, TX: true})
+	if err := tx.PrepareTx([]TxStream{{ID: 1, Templates: []*framing.Template{p.template(b, 64, 7)}}}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var seq uint64
+	for b.Loop() {
+		n, err := tx.Send(0, 64, 1, seq, time.Now().UnixNano())
+		if err != nil {
+			b.Fatal(err)
+		}
+		seq += uint64(n)
+	}
+	if err := tx.Flush(time.Second); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(seq)/b.Elapsed().Seconds(), "frames/s")
 }
