@@ -41,11 +41,13 @@ BIN=$TMP/xdpgen
 echo "# xdp bench $(date -u +%FT%TZ) $(uname -r) $(nproc) CPUs; reps $REPS; sizes $SIZES; window ${SECS}s"
 
 PEERS_TSV=$TMP/peers.tsv \
-PEERS_CUSTOM_TX="$BIN --dev {dev} --dmac {dmac} --frame {frame} --secs {secs} --src-ip {src_ip} --dst-ip {dst_ip} --dport {dport}" \
+PEERS_CUSTOM_TX="$BIN --dev {dev} --dmac {dmac} --frame {frame} --secs {secs} --src-ip {src_ip} --dst-ip {dst_ip} --dport {dport} >>$TMP/xdpgen.jsonl" \
 PEERS_CUSTOM_NAME=xdp \
   flock "$LOCK" "$HERE/peers.sh" -T "trafgen custom" -M gen -s "$SIZES" -t "$SECS" -r "$REPS" --prefix rbx \
   2>"$TMP/peers.err" | sed -n '/^== Results/,/^(medians/p' || { cat "$TMP/peers.err" >&2; exit 1; }
 grep -E 'error|warning' "$TMP/peers.err" >&2 || true
+# which AF_XDP path ran (xdpgen's own report, one JSON line per run)
+[[ -s $TMP/xdpgen.jsonl ]] && jq -r '"xdp path: \(.features.zero_copy | if . then "zero-copy" else "copy" end), need-wakeup \(.features.need_wakeup), tx budget \(.features.tx_budget)"' "$TMP/xdpgen.jsonl" | sort | uniq -c
 # one row per rep: frame size, tool, tx_pps (the veth counter over the window)
 awk -F'\t' 'NR > 1 && $4 == "gen" { print $6, $5, $8, $31 }' "$TMP/peers.tsv" >"$TMP/rows"
 echo "## per repetition (tx frames/s by the veth counter)"
