@@ -235,6 +235,11 @@ func (s *Socket) Generate(ctx context.Context, stream int, runID uint8, rate flo
 					return res, err
 				}
 				s.reap()
+				// Sleep through long gaps (low rates) instead of spinning;
+				// wake early, the sleep overshoots on a busy box.
+				if gap := time.Duration(float64(seq)/rate*1e9) - el; gap > 200*time.Microsecond {
+					time.Sleep(gap - 100*time.Microsecond)
+				}
 				continue
 			}
 			want = int(min(uint64(batch), due-seq))
