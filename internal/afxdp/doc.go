@@ -60,4 +60,10 @@
 // accounting the raw receiver uses; Stats.RxRingFull and FillRingEmpty are
 // the receiver's own drops (tester-limited). Learning (ARP/ND) stays on the
 // raw socket: the XDP program passes those frames to the kernel.
+//
+// Not yet: each RX socket attaches its own program and XSKMAP, so an
+// interface carries one RX socket; several queues per port (issue 14 item
+// 2) need one program and map per port shared by the sockets of its queues.
+// Frames larger than a 4096-byte chunk allows (MaxFrameSize) need AF_XDP
+// multi-buffer (XDP_USE_SG), not done: jumbo frames stay on the raw transport.
 package afxdp
