@@ -1,0 +1,260 @@
+//go:build linux
+
+package afxdp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/rfc2544/rfc2544/framing"
+	"golang.org/x/sys/unix"
+)
+
+// TxStream is one stream to send: its ID (the signature's StreamID) and
+// the templates of its flows, built once by package framing.
+type TxStream struct {
+	ID        uint16
+	Templates []*framing.Template
+}
+
+// txStream is a stream's share of the TX chunks: chunks [first, first+n),
+// chunk first+k holding template k mod len(tpls), and a FIFO of the free ones.
+type txStream struct {
+	id          uint16
+	tpls        []*framing.Template
+	first, n    int
+	free        []uint64 // UMEM offsets of free chunks, a ring of n entries
+	head, nfree int
+}
+
+type txState struct {
+	streams     []txStream
+	perStream   int
+	txQueued    uint64
+	txCompleted uint64
+}
+
+func (s *Socket) initTx() {}
+
+// PrepareTx splits the TX chunks evenly between streams and writes each
+// stream's templates into its chunks once; Send then only stamps the
+// signature in place. It replaces any earlier preparation and must not be
+// called while frames are in flight.
+func (s *Socket) PrepareTx(streams []TxStream) error {
+	if s.tx == nil {
+		return errors.New("afxdp: prepare tx: the socket was opened without TX")
+	}
+	if s.txQueued != s.txCompleted {
+		return fmt.Errorf("afxdp: prepare tx: %d frames still in flight; call Flush first", s.txQueued-s.txCompleted)
+	}
+	if len(streams) == 0 || len(streams) > s.txChunks {
+		return fmt.Errorf("afxdp: prepare tx: %d streams for %d tx chunks; give 1 to %d streams", len(streams), s.txChunks, s.txChunks)
+	}
+	per := s.txChunks / len(streams)
+	max := MaxFrameSize(s.cfg.ChunkSize)
+	out := make([]txStream, len(streams))
+	for i, st := range streams {
+		if len(st.Templates) == 0 {
+			return fmt.Errorf("afxdp: prepare tx: stream %d has no templates", st.ID)
+		}
+		for _, t := range st.Templates {
+			if t.FrameSize() > max {
+				return fmt.Errorf("afxdp: prepare tx: stream %d frame size %d: above the %d bytes a %d-byte chunk carries; set ChunkSize 4096 or use the raw transport for jumbo frames",
+					st.ID, t.FrameSize(), max, s.cfg.ChunkSize)
+			}
+		}
+		ts := txStream{id: st.ID, tpls: st.Templates, first: i * per, n: per, free: make([]uint64, per), nfree: per}
+		for k := range per {
+			addr := uint64((ts.first + k) * s.cfg.ChunkSize)
+			ts.free[k] = addr
+			ts.tpls[k%len(ts.tpls)].CopyTo(s.umem[addr : addr+uint64(s.cfg.ChunkSize)])
+		}
+		out[i] = ts
+	}
+	s.streams, s.perStream = out, per
+	return nil
+}
+
+var errNoStream = errors.New("afxdp: send: no such stream; call PrepareTx first and pass an index into its streams")
+
+// Send stamps and queues up to n frames of stream (an index into the
+// PrepareTx slice) with sequence numbers seq, seq+1, … and transmit time
+// txNs, and wakes the kernel when it asks for it. It returns how many frames
+// it queued: fewer than n when the stream's chunks or the TX ring are busy
+// (completions are reaped on every call). It does not allocate.
+func (s *Socket) Send(stream, n int, runID uint8, seq uint64, txNs int64) (int, error) {
+	if uint(stream) >= uint(len(s.streams)) {
+		return 0, errNoStream
+	}
+	s.reap()
+	st := &s.streams[stream]
+	k := s.tx.free(uint32(min(n, st.nfree)))
+	idx := s.tx.cachedProd
+	for i := range k {
+		addr := st.free[st.head]
+		st.head++
+		if st.head == st.n {
+			st.head = 0
+		}
+		c := int(addr)/s.cfg.ChunkSize - st.first
+		t := st.tpls[c%len(st.tpls)]
+		t.Stamp(s.umem[addr:addr+uint64(t.Len())], framing.Signature{RunID: runID, StreamID: st.id, Seq: seq + uint64(i), TxNs: txNs})
+		d := &s.tx.descs[(idx+i)&s.tx.mask]
+		d.Addr, d.Len, d.Options = addr, uint32(t.Len()), 0
+	}
+	st.nfree -= int(k)
+	if k > 0 {
+		s.tx.submit(k)
+		s.txQueued += uint64(k)
+	}
+	return int(k), s.kick()
+}
+
+// kick wakes the kernel to send what the TX ring holds, if it asked for a
+// wake-up (copy mode always does). Busy and would-block answers are not
+// errors: the frames stay queued and the next call tries again.
+func (s *Socket) kick() error {
+	if atomic.LoadUint32(s.tx.cons) == s.tx.cachedProd {
+		return nil // the kernel took every queued descriptor
+	}
+	if !s.tx.needWakeup() {
+		return nil
+	}
+	_, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(s.fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
+	switch e {
+	case 0, unix.EAGAIN, unix.EBUSY, unix.ENOBUFS, unix.EINTR:
+		return nil
+	case unix.ENETDOWN, unix.ENXIO:
+		return fmt.Errorf("afxdp: send on %s: %w (is the interface up?)", s.cfg.Interface, os.NewSyscallError("sendto", e))
+	}
+	return fmt.Errorf("afxdp: send on %s: %w", s.cfg.Interface, os.NewSyscallError("sendto", e))
+}
+
+// reap takes finished frames off the completion ring and returns their
+// chunks to their streams.
+func (s *Socket) reap() {
+	n := s.comp.avail(s.comp.size)
+	if n == 0 {
+		return
+	}
+	idx := s.comp.cachedCons
+	for i := range n {
+		addr := s.comp.addrs[(idx+i)&s.comp.mask]
+		c := int(addr / uint64(s.cfg.ChunkSize))
+		if s.perStream == 0 || c/s.perStream >= len(s.streams) {
+			continue // not a TX chunk: the kernel never does this
+		}
+		st := &s.streams[c/s.perStream]
+		tail := st.head + st.nfree
+		if tail >= st.n {
+			tail -= st.n
+		}
+		st.free[tail] = uint64(c * s.cfg.ChunkSize)
+		st.nfree++
+	}
+	s.comp.release(n)
+	s.txCompleted += uint64(n)
+}
+
+// InFlight is the number of frames queued and not yet completed.
+func (s *Socket) InFlight() int { s.reap(); return int(s.txQueued - s.txCompleted) }
+
+// Flush wakes the kernel and reaps completions until every queued frame is
+// completed or timeout passes; it returns an error naming the frames still
+// in flight then.
+func (s *Socket) Flush(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		s.reap()
+		if s.txQueued == s.txCompleted {
+			return nil
+		}
+		if err := s.kick(); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("afxdp: flush on %s: %d frames still in flight after %v", s.cfg.Interface, s.txQueued-s.txCompleted, timeout)
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
+}
+
+// GenResult is what Generate did.
+type GenResult struct {
+	// Sent is frames completed by the kernel; Seconds the time from the
+	// first frame to the last completion.
+	Sent    uint64  `json:"sent"`
+	Seconds float64 `json:"seconds"`
+	// OfferedFPS is Sent/Seconds; IntendedFPS the rate asked for (0 = full speed).
+	OfferedFPS  float64 `json:"offered_fps"`
+	IntendedFPS float64 `json:"intended_fps"`
+}
+
+// Due is the number of frames a pacer at rate frames/s owes after elapsed
+// time: ⌈rate·elapsed⌉, the first frame due at once. A pure function.
+func Due(rate float64, elapsed time.Duration) uint64 {
+	x := rate * elapsed.Seconds()
+	n := uint64(x)
+	if float64(n) < x {
+		n++
+	}
+	return max(n, 1)
+}
+
+// Generate sends stream at rate frames/s (0: as fast as the socket takes
+// them) for d, in batches of at most batch frames, each stamped with the
+// clock read just before it is queued, then flushes. It is the generator-only
+// path of the benchmark; a trial paces through Send with its own pacer.
+// Cancelling ctx ends it early (checked between batches, not per frame).
+func (s *Socket) Generate(ctx context.Context, stream int, runID uint8, rate float64, d time.Duration, batch int) (GenResult, error) {
+	if batch <= 0 {
+		batch = 64
+	}
+	res := GenResult{IntendedFPS: rate}
+	base := s.txCompleted
+	var seq uint64
+	start := time.Now()
+	for i := 0; ; i++ {
+		now := time.Now()
+		el := now.Sub(start)
+		if el >= d {
+			break
+		}
+		if i&1023 == 0 && ctx.Err() != nil {
+			break
+		}
+		want := batch
+		if rate > 0 {
+			due := Due(rate, el)
+			if due <= seq {
+				if err := s.kick(); err != nil {
+					return res, err
+				}
+				s.reap()
+				// Sleep through long gaps (low rates) instead of spinning;
+				// wake early, the sleep overshoots on a busy box.
+				if gap := time.Duration(float64(seq)/rate*1e9) - el; gap > 200*time.Microsecond {
+					time.Sleep(gap - 100*time.Microsecond)
+				}
+				continue
+			}
+			want = int(min(uint64(batch), due-seq))
+		}
+		n, err := s.Send(stream, want, runID, seq, now.UnixNano())
+		seq += uint64(n)
+		if err != nil {
+			return res, err
+		}
+	}
+	err := s.Flush(2 * time.Second)
+	res.Sent = s.txCompleted - base
+	res.Seconds = time.Since(start).Seconds()
+	if res.Seconds > 0 {
+		res.OfferedFPS = float64(res.Sent) / res.Seconds
+	}
+	return res, err
+}
