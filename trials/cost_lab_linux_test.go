@@ -4,7 +4,10 @@ package trials_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -31,8 +34,8 @@ func BenchmarkSearchCostLab(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		f := []int{512, 1518}[rng.IntN(2)]
 		rateBps := uint64(20e6+rng.Float64()*180e6) / 1000 * 1000
-		st := labtest.New(b, lab.Config{AtoB: lab.Shaping{RateBps: rateBps}})
-		_, raw := labTesters(b, st)
+		st := costLab(b, i, lab.Config{AtoB: lab.Shaping{RateBps: rateBps}})
+		udp, raw := labTesters(b, st)
 		base, err := rfc2544.DefaultPlan(rfc2544.ProfileQuick)
 		if err != nil {
 			b.Fatal(err)
@@ -70,9 +73,36 @@ func BenchmarkSearchCostLab(b *testing.B) {
 		b.Logf("%d B, R = %.0f fps: mlr %.0f trial-s, %.0f s wall (NDR %.4f × R, PDR %.4f × R); binary ×2 %.0f trial-s, %.0f s wall (%.4f, %.4f × R); ratio %.2f trial-s, %.2f wall",
 			f, r, ms, mw, mres.Goals[0].LowerFPS/r, mres.Goals[1].LowerFPS/r, bs, bw, found[0]/r, found[1]/r, ms/bs, mw/bw)
 		traffic, wall = append(traffic, ms/bs), append(wall, mw/bw)
+		raw.Close()
+		udp.Close()
+		if err := lab.Down(st.Name); err != nil {
+			b.Fatalf("lab down %s: %v", st.Name, err)
+		}
 	}
 	b.ReportMetric(medianOf(traffic), "mlr/binary-trial-s")
 	b.ReportMetric(medianOf(wall), "mlr/binary-wall")
+}
+
+// costLab is labtest.New for the i-th draw of a benchmark: its own name,
+// removed before the next draw.
+func costLab(b *testing.B, i int, cfg lab.Config) *lab.State {
+	b.Helper()
+	if os.Geteuid() != 0 {
+		b.Skip("building a lab needs root (network namespaces)")
+	}
+	cfg.Name = fmt.Sprintf("%s%d", labtest.Name(b), i%10)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := lab.Up(ctx, cfg)
+	if err != nil {
+		b.Fatalf("lab up %s: %v", cfg.Name, err)
+	}
+	b.Cleanup(func() { // after a failure; each draw removes its lab itself
+		if err := lab.Down(cfg.Name); err != nil && !errors.Is(err, lab.ErrNotFound) {
+			b.Errorf("lab down %s: %v", cfg.Name, err)
+		}
+	})
+	return st
 }
 
 func medianOf(v []float64) float64 {
