@@ -38,6 +38,7 @@ type mlrTrial struct {
 type mlrLoad struct {
 	load   float64
 	trials []mlrTrial
+	limits int // tester-limited trials intended at this load
 }
 
 // mlrTarget is one phase of one goal.
@@ -486,8 +487,16 @@ func (m *mlr) measure(ctx context.Context, tg *mlrTarget, load float64) error {
 			if m.limited {
 				m.ceil = min(m.ceil, m.maxLoad)
 			}
-			// Never below a load it carried cleanly before.
-			m.maxLoad = min(m.maxLoad, max(m.min(), rec.OfferedPercent*(1-w), m.carried))
+			// Never below a load it carried cleanly before; but a load
+			// met with a limit twice is out of reach (or the search could
+			// propose it again and again).
+			e := m.entry(load)
+			e.limits++
+			cand := max(rec.OfferedPercent*(1-w), m.carried)
+			if e.limits > 1 {
+				cand = min(cand, load*(1-w))
+			}
+			m.maxLoad = min(m.maxLoad, max(m.min(), cand))
 			m.limited = true
 			if m.limitAt == 0 || load < m.limitAt {
 				m.limitAt = load
@@ -520,7 +529,9 @@ func (m *mlr) measure(ctx context.Context, tg *mlrTarget, load float64) error {
 		// it, or the trials above it would never count as bounds.
 		m.maxLoad, m.limited, m.ceil, s.limited = s.p.Throughput.MaxPercent, false, 0, nil
 	}
-	m.carried = max(m.carried, at)
+	if rec.Outcome != OutcomeTesterLimited {
+		m.carried = max(m.carried, at)
+	}
 	e := m.entry(at)
 	e.trials = append(e.trials, tr)
 	return nil

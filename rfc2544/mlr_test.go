@@ -526,3 +526,30 @@ func liftsAnEarlyTesterLimit(t *testing.T, search Search) {
 		}
 	}
 }
+
+// TestMLRPersistentTesterLimit: a tester that falls 2.7 % short of every
+// load above a ceiling (lossless, a persistent limit): the search ends in a
+// few trials with "≥ X" just below the lower of the ceiling and the DUT's
+// capacity, never looping at one load up to the trial cap (on the lab, a
+// 3000-rule firewall at 1518 B: 22 trials at one load before this).
+func TestMLRPersistentTesterLimit(t *testing.T) {
+	const size, c = 1518, 40.0
+	lr := framing.LineRateFPS(testLink, size)
+	for _, limF := range []float64{0.5, 0.7, 0.8, 0.9, 0.95, 0.99, 1.01} {
+		sim := &SimDUT{LinkBps: testLink, CapacityBps: c / 100 * testLink, BufferFrames: 1000}
+		h := &heldAndShortTester{sim: sim, capFPS: 10 * lr, limFPS: limF * c / 100 * lr, n: 1 << 30}
+		p := testPlan([]Test{TestThroughput}, size)
+		got, err := (&Runner{Tester: h, Plan: p, Sleep: noSleep}).Throughput(context.Background(), size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Below the ceiling by at most the shortfall (2.7 %) and the
+		// width of a phase (1 %).
+		truth := min(c, limF*c)
+		if !got.Found || got.IntendedPercent > truth*(1+1e-9) || got.IntendedPercent < truth*0.963 || len(got.Trials) > 20 ||
+			limF < 1 && !got.TesterLimited {
+			t.Errorf("ceiling %.2f × C: found %v tester-limited %v at %.3f%% after %d trials (%s %s); want ≥ X within 3.7 %% below %.3f%% in at most 20 trials\n%s",
+				limF, got.Found, got.TesterLimited, got.IntendedPercent, len(got.Trials), got.Reason, got.Note, truth, logTable(got.Trials))
+		}
+	}
+}
