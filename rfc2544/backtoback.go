@@ -52,6 +52,10 @@ func (r *Runner) backToBack(ctx context.Context, p Plan, size int, tput Throughp
 		out.Skipped = fmt.Sprintf("the throughput at %d bytes is tester-limited (%s): the tester cannot send back-to-back frames at line rate", size, tput.TesterLimitReason)
 		return out, nil
 	}
+	if tput.FlowControlled {
+		out.Skipped = fmt.Sprintf("the DUT held the tester back (flow control) at %d bytes: frames cannot reach it back to back at line rate, so its buffer cannot be measured (RFC 2544 assumes flow control off; turn it off on the ports to measure it)", size)
+		return out, nil
+	}
 	b := p.BackToBack
 	out.CapFrames = max(1, int64(math.Floor(b.BurstCap.D().Seconds()*lr)))
 	out.MinStepFrames = b.MinStepFrames
@@ -77,6 +81,11 @@ func (r *Runner) backToBack(ctx context.Context, p Plan, size int, tput Throughp
 				return out, err
 			}
 			out.Trials = append(out.Trials, rec)
+			if rec.Result.FlowControlled {
+				out.Skipped = fmt.Sprintf("the DUT held the tester back (flow control) during a burst at %d bytes (%s): frames cannot reach it back to back at line rate, so its buffer cannot be measured", size, rec.Result.FlowControlReason)
+				out.summarize()
+				return out, nil
+			}
 			if rec.Outcome == OutcomeTesterLimited {
 				out.TesterLimited = true
 				break

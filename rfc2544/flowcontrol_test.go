@@ -141,3 +141,23 @@ func TestCriteriaBurstIsNotOverload(t *testing.T) {
 		}
 	}
 }
+
+// TestBackToBackFlowControlled: behind a DUT that holds the tester back the
+// throughput is flow-controlled, and back-to-back is skipped saying why
+// (no burst reaches the DUT at line rate), never tester-limited.
+func TestBackToBackFlowControlled(t *testing.T) {
+	const capFPS = 24457
+	p := testPlan([]Test{TestThroughput, TestBackToBack}, 64)
+	p.NoProbe = true
+	res, err := (&Runner{Tester: pushBack{capFPS: capFPS}, Plan: p, Sleep: noSleep}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, b := res.Throughput[0], res.BackToBack[0]
+	if !tp.FlowControlled || tp.TesterLimited {
+		t.Fatalf("throughput flow-controlled %v tester-limited %v: want flow-controlled", tp.FlowControlled, tp.TesterLimited)
+	}
+	if b.TesterLimited || !strings.Contains(b.Skipped, "flow control") || res.TesterLimited() {
+		t.Errorf("back-to-back tester-limited %v, skipped %q; results tester-limited %v: want skipped for flow control", b.TesterLimited, b.Skipped, res.TesterLimited())
+	}
+}

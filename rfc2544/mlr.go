@@ -600,6 +600,7 @@ func (m *mlr) conclude() *TrialRecord {
 	out.Note = first.Note
 	if s.flow != nil {
 		out.Note = joinNotes(out.Note, s.flow.Result.FlowControlReason)
+		out.FlowControlled = true
 	}
 	if first.TesterLimited {
 		out.TesterLimited = true

@@ -181,6 +181,9 @@ type ThroughputResult struct {
 	// go faster: the throughput is at least FPS ("≥ X, tester-limited").
 	TesterLimited     bool   `json:"tester_limited,omitempty"`
 	TesterLimitReason string `json:"tester_limit_reason,omitempty"`
+	// FlowControlled says the DUT held the tester back (flow control) in
+	// the search: the throughput is the rate it accepted (Note says how).
+	FlowControlled bool `json:"flow_controlled,omitempty"`
 	// Note says how a found search ended when that matters, e.g. at the
 	// trial cap before reaching the resolution.
 	Note string `json:"note,omitempty"`

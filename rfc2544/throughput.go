@@ -343,6 +343,7 @@ func (s *search) conclude() *TrialRecord {
 	}
 	if s.flow != nil {
 		out.Note = joinNotes(out.Note, s.flow.Result.FlowControlReason)
+		out.FlowControlled = true
 	}
 	if s.capped {
 		hi := "none"
