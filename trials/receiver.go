@@ -29,6 +29,9 @@ type streamState struct {
 	// peakOverspeed and burst record the catch-up (StreamResult).
 	peakOverspeed float64
 	burst         uint64
+	// sentPub is sent as the transmitter last published it (paceLoop, once
+	// per round), for the interval sampler.
+	sentPub atomic.Uint64
 	// tagSeq is the sequence number of the latency-tagged frame, set by the
 	// transmitter before that frame is handed to the kernel.
 	tagSeq atomic.Uint64
@@ -66,10 +69,13 @@ type rxTrial struct {
 	// while traffic runs.
 	deadlineNs atomic.Int64
 	foreign    uint64 // signed frames of this run for a stream not received here
+	// live is what the interval sampler reads while the trial runs; the
+	// receiving loop publishes it after each batch.
+	live *liveMeter
 }
 
 func newRxTrial(runID uint8, frameSize int, streams []*streamState) *rxTrial {
-	t := &rxTrial{runID: runID, frameLen: frameSize - framing.FCSLen, streams: streams}
+	t := &rxTrial{runID: runID, frameLen: frameSize - framing.FCSLen, streams: streams, live: newLiveMeter()}
 	t.deadlineNs.Store(math.MaxInt64)
 	return t
 }
@@ -170,6 +176,7 @@ func (t *rxTrial) count(payload []byte, sizeOK bool, tsNs int64) {
 	}
 	d := tsNs - sig.TxNs
 	s.lat.record(sig.Seq, d)
+	t.live.pend.frame(d)
 	s.trend.record(sig.TxNs, max(d, 0))
 	if sig.Seq == s.tagSeq.Load() {
 		s.taggedNs = max(d, 0)
