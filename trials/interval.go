@@ -99,9 +99,10 @@ func newLiveMeter() *liveMeter {
 }
 
 // publish makes the pending counts visible to take. The receiving loop
-// calls it after each batch. It does not allocate.
+// calls it after each batch (a nil meter does nothing). It does not
+// allocate.
 func (m *liveMeter) publish() {
-	if m.pend.received == 0 {
+	if m == nil || m.pend.received == 0 {
 		return
 	}
 	m.mu.Lock()
@@ -203,7 +204,7 @@ func takeAll(rx [2]*rxTrial) liveCounts {
 	var c liveCounts
 	c.reset()
 	for _, t := range rx {
-		if t != nil {
+		if t != nil && t.live != nil {
 			c.add(t.live.take())
 		}
 	}

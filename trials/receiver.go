@@ -70,12 +70,13 @@ type rxTrial struct {
 	deadlineNs atomic.Int64
 	foreign    uint64 // signed frames of this run for a stream not received here
 	// live is what the interval sampler reads while the trial runs; the
-	// receiving loop publishes it after each batch.
+	// receiving loop publishes it after each batch. Nil when the trial has
+	// no Spec.OnInterval: nothing is counted for it then.
 	live *liveMeter
 }
 
 func newRxTrial(runID uint8, frameSize int, streams []*streamState) *rxTrial {
-	t := &rxTrial{runID: runID, frameLen: frameSize - framing.FCSLen, streams: streams, live: newLiveMeter()}
+	t := &rxTrial{runID: runID, frameLen: frameSize - framing.FCSLen, streams: streams}
 	t.deadlineNs.Store(math.MaxInt64)
 	return t
 }
@@ -176,7 +177,9 @@ func (t *rxTrial) count(payload []byte, sizeOK bool, tsNs int64) {
 	}
 	d := tsNs - sig.TxNs
 	s.lat.record(sig.Seq, d)
-	t.live.pend.frame(d)
+	if t.live != nil {
+		t.live.pend.frame(d)
+	}
 	s.trend.record(sig.TxNs, max(d, 0))
 	if sig.Seq == s.tagSeq.Load() {
 		s.taggedNs = max(d, 0)

@@ -165,6 +165,9 @@ func runTransport(ctx context.Context, tr transport, spec Spec, unpaced bool) (R
 	var rx [2]*rxTrial
 	for i := range rx {
 		rx[i] = newRxTrial(runID, spec.FrameSize, rxStreams[i])
+		if spec.OnInterval != nil {
+			rx[i].live = newLiveMeter()
+		}
 	}
 	if err := tr.receive(runID, spec, rx); err != nil {
 		return res, err
