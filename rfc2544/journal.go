@@ -16,15 +16,17 @@ import (
 	"github.com/rfc2544/rfc2544/trials"
 )
 
-// JournalVersion is the layout of the journal's header line.
-const JournalVersion = 1
+// JournalVersion is the layout of the journal: 2 adds interval lines
+// (IntervalRecord, progress of a running trial) between the trial lines; a
+// version 1 journal has trial lines only and reads the same.
+const JournalVersion = 2
 
 // MaxJournalBytes bounds a journal read back by ReadJournal.
 const MaxJournalBytes = 256 << 20
 
 // JournalHeader is a journal's first line: what is needed to continue the
 // run with exactly the same plan and ports. Every later line is one
-// finished trial, a TrialRecord.
+// finished trial, a TrialRecord, or (version 2) an IntervalRecord.
 type JournalHeader struct {
 	// Journal is JournalVersion.
 	Journal int `json:"journal"`
@@ -106,6 +108,9 @@ func (j *Journal) Close() error { return j.f.Close() }
 type JournalContents struct {
 	Header  JournalHeader
 	Records []TrialRecord
+	// Intervals counts the interval lines (progress of running trials,
+	// not needed to continue the run).
+	Intervals int
 	// ValidLen is the length in bytes of the complete lines.
 	ValidLen int64
 }
@@ -134,11 +139,24 @@ func ReadJournal(path string) (*JournalContents, error) {
 				return nil, fmt.Errorf("journal %s: version %d is newer than this program's %d; resume it with a newer rfc2544", path, c.Header.Journal, JournalVersion)
 			}
 		} else {
-			var rec TrialRecord
-			if err := json.Unmarshal(line, &rec); err != nil {
+			var ev struct {
+				Event string `json:"event"`
+			}
+			if err := json.Unmarshal(line, &ev); err != nil {
 				return nil, fmt.Errorf("journal %s line %d: %w; the journal is damaged, start a new run", path, n, err)
 			}
-			c.Records = append(c.Records, rec)
+			switch ev.Event {
+			case "":
+				var rec TrialRecord
+				if err := json.Unmarshal(line, &rec); err != nil {
+					return nil, fmt.Errorf("journal %s line %d: %w; the journal is damaged, start a new run", path, n, err)
+				}
+				c.Records = append(c.Records, rec)
+			case EventInterval:
+				c.Intervals++
+			default:
+				return nil, fmt.Errorf("journal %s line %d: unknown event %q; resume it with a newer rfc2544", path, n, ev.Event)
+			}
 		}
 		c.ValidLen += int64(len(line))
 	}

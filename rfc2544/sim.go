@@ -177,13 +177,21 @@ func (s *SimDUT) Run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 	res.Start = simEpoch.Add(s.clock + spec.Learning)
 	capFactor := 1 - s.Noise*s.rng.Float64()
 	var traffic float64
-	for _, st := range spec.Streams {
-		sr, err := s.stream(spec, st, capFactor, &res)
+	tls := make([]simTimeline, len(spec.Streams))
+	for i, st := range spec.Streams {
+		sr, err := s.stream(spec, st, capFactor, &res, &tls[i])
 		if err != nil {
 			return res, err
 		}
 		traffic = max(traffic, sr.TxSeconds)
 		res.Streams = append(res.Streams, sr)
+	}
+	res.Spec.OnInterval = nil
+	if spec.OnInterval != nil {
+		for i := range tls {
+			tls[i].sent, tls[i].received = res.Streams[i].Sent, res.Streams[i].Received
+		}
+		simIntervals(spec, tls, traffic, spec.OnInterval)
 	}
 	s.clock += spec.Learning + time.Duration(traffic*float64(time.Second)) + spec.Settle
 	return res, nil
@@ -203,7 +211,7 @@ func (p piece) q(t float64) float64 {
 	return p.q0 + (p.q1-p.q0)*(t-p.t0)/(p.t1-p.t0)
 }
 
-func (s *SimDUT) stream(spec trials.Spec, st trials.Stream, capFactor float64, res *trials.Result) (trials.StreamResult, error) {
+func (s *SimDUT) stream(spec trials.Spec, st trials.Stream, capFactor float64, res *trials.Result, tl *simTimeline) (trials.StreamResult, error) {
 	sr := trials.StreamResult{ID: st.ID, Direction: st.Direction, TaggedLatencyNs: -1, LastLossNs: -1}
 	f := spec.FrameSize
 	line := math.Inf(1)
@@ -261,6 +269,7 @@ func (s *SimDUT) stream(spec trials.Spec, st trials.Stream, capFactor float64, r
 	}
 	sr.TxSeconds = tx
 	sr.OfferedFPS = float64(sr.Sent) / tx
+	tl.segs = segs
 	txNs := int64(tx * 1e9)
 
 	if s.MaxFrameSize > 0 && f > s.MaxFrameSize {
@@ -274,6 +283,7 @@ func (s *SimDUT) stream(spec trials.Spec, st trials.Stream, capFactor float64, r
 	c := s.ForwardingFPS(f) * capFactor
 	b := s.Buffer(f)
 	pieces, qEnd := s.fluid(segs, c, b)
+	tl.pieces, tl.c = pieces, c
 
 	// Queue losses, late frames, random losses.
 	var fluidLoss, lastQLoss float64
@@ -293,6 +303,7 @@ func (s *SimDUT) stream(spec trials.Spec, st trials.Stream, capFactor float64, r
 	if s.LinkBps > 0 {
 		base += float64(f*8) / s.LinkBps
 	}
+	tl.base = base
 	if !math.IsInf(c, 1) && qEnd > 0 {
 		drain := c * max(0, spec.Settle.Seconds()-base)
 		if late := math.Ceil(qEnd - drain - 1e-9); late > 0 {

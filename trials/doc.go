@@ -80,6 +80,15 @@
 // StreamResult.ReceivedFPS is a stream's received rate, and Result.Passed
 // holds only when every stream passes.
 //
+// # Progress while a trial runs
+//
+// A Spec with OnInterval hears of the trial every IntervalPeriod (1 s) of
+// traffic and once after the settle wait: an Interval with the frames
+// offered and received in it, the loss so far and the latency min/avg/max
+// of its frames; a trial's intervals add up to its Sent and Received. Both
+// engines report them from the one trial skeleton; the intervals change no
+// measured figure. The two-host halves do not report intervals.
+//
 // # Two-host halves
 //
 // StartUDPReceive and StartUDPSend (with UDPHalfConfig and their options and

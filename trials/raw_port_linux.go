@@ -462,6 +462,9 @@ func (p *port) receiveLoop() {
 				p.rxHead = 0
 			}
 		}
+		if t != nil {
+			t.live.publish()
+		}
 		p.trialMu.Unlock()
 	}
 }

@@ -29,6 +29,9 @@ type streamState struct {
 	// peakOverspeed and burst record the catch-up (StreamResult).
 	peakOverspeed float64
 	burst         uint64
+	// sentPub is sent as the transmitter last published it (paceLoop, once
+	// per round), for the interval sampler.
+	sentPub atomic.Uint64
 	// tagSeq is the sequence number of the latency-tagged frame, set by the
 	// transmitter before that frame is handed to the kernel.
 	tagSeq atomic.Uint64
@@ -66,6 +69,10 @@ type rxTrial struct {
 	// while traffic runs.
 	deadlineNs atomic.Int64
 	foreign    uint64 // signed frames of this run for a stream not received here
+	// live is what the interval sampler reads while the trial runs; the
+	// receiving loop publishes it after each batch. Nil when the trial has
+	// no Spec.OnInterval: nothing is counted for it then.
+	live *liveMeter
 }
 
 func newRxTrial(runID uint8, frameSize int, streams []*streamState) *rxTrial {
@@ -170,6 +177,9 @@ func (t *rxTrial) count(payload []byte, sizeOK bool, tsNs int64) {
 	}
 	d := tsNs - sig.TxNs
 	s.lat.record(sig.Seq, d)
+	if t.live != nil {
+		t.live.pend.frame(d)
+	}
 	s.trend.record(sig.TxNs, max(d, 0))
 	if sig.Seq == s.tagSeq.Load() {
 		s.taggedNs = max(d, 0)

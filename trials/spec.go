@@ -92,6 +92,13 @@ type Spec struct {
 	// RateChange, when set, switches every stream to a new rate part way
 	// through (system recovery, RFC 2544 §26.5).
 	RateChange *RateChange `json:"rate_change,omitempty"`
+	// OnInterval, when set, hears of the trial's progress: an Interval
+	// every IntervalPeriod of traffic and a final one after the settle
+	// wait (see Interval). The periodic calls come from a goroutine of
+	// their own, the final one from the trial's, one call at a time; a
+	// slow OnInterval delays the next interval, never the traffic. It is
+	// not part of the trial's JSON, nor of Result.Spec.
+	OnInterval func(Interval) `json:"-"`
 }
 
 // RateChange switches the intended rate at an offset from the start of traffic.

@@ -103,6 +103,7 @@ type trialRules struct {
 // run faithfully is a result with TesterLimited set, not an error.
 func runTransport(ctx context.Context, tr transport, spec Spec, unpaced bool) (Result, error) {
 	res := Result{Spec: spec}
+	res.Spec.OnInterval = nil
 	check := spec
 	if unpaced && check.RateFPS == 0 {
 		check.RateFPS = 1 // a timed trial at full speed: rate 0 is allowed here
@@ -164,6 +165,9 @@ func runTransport(ctx context.Context, tr transport, spec Spec, unpaced bool) (R
 	var rx [2]*rxTrial
 	for i := range rx {
 		rx[i] = newRxTrial(runID, spec.FrameSize, rxStreams[i])
+		if spec.OnInterval != nil {
+			rx[i].live = newLiveMeter()
+		}
 	}
 	if err := tr.receive(runID, spec, rx); err != nil {
 		return res, err
@@ -180,8 +184,10 @@ func runTransport(ctx context.Context, tr transport, spec Spec, unpaced bool) (R
 			txs[i] = tr.sender(i, txStreams[i], runID, spec, &stop)
 		}
 	}
+	smp := startSampler(spec, res.Start, states, rx)
 	txErr := runTraffic(txs, states, rx, spec.Settle)
 	drops, rerr := tr.stopReceive(rxStreams)
+	smp.finish(states, rx)
 
 	// Results and tester limits.
 	tr.collect(&res, txs)
@@ -270,14 +276,24 @@ func paceLoop(tx batchSender, streams []*streamState, hardStop, tagAfter time.Du
 			if err = tx.push(); err != nil {
 				break
 			}
+			publishSent(streams)
 			continue
 		}
 		tx.idle()
+		publishSent(streams)
 		if wait > 0 && wait != time.Duration(math.MaxInt64) {
 			sleep(wait)
 		}
 	}
 	return errors.Join(err, tx.flush())
+}
+
+// publishSent publishes each stream's sent count for the interval sampler.
+// It does not allocate.
+func publishSent(streams []*streamState) {
+	for _, s := range streams {
+		s.sentPub.Store(s.sent)
+	}
 }
 
 // trialTx is the transmit side of a trial: the raw engine's transmitter or

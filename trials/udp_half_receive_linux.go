@@ -166,6 +166,7 @@ func (u *UDPReceive) process(n int) {
 			u.reflectOne(b, ts)
 		}
 	}
+	u.t.live.publish()
 }
 
 // reflectTagWindow is how far around the frame due at Spec.TagAfter the

@@ -187,6 +187,7 @@ func (r *udpReceiver) process(n int) {
 	for i := 0; i < n; i++ {
 		r.t.count(r.datagram(i))
 	}
+	r.t.live.publish()
 }
 
 // datagram returns datagram i of the batch: its payload, whether it has the

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rfc2544/rfc2544/reports"
@@ -75,7 +76,6 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 	}
 	defer ot.close()
 
-	rt := &rfc2544.ReplayTester{Next: ot.tester, Pending: replay}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var prog *progress
@@ -86,7 +86,20 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "expected duration: about %v of tester time, %d trials (an estimate from the plan; searches depend on the DUT)\n", est.Round(time.Second), n)
 		}
 	}
-	obs := &runObserver{j: j, rt: rt, prog: prog, cancel: cancel}
+	var js *jsonStream
+	if f.jsonStream {
+		js = &jsonStream{w: stdout}
+		est, n := p.Estimate()
+		if err := js.emit(startEvent{Event: eventStart, Time: time.Now().UTC(), Tool: toolVersion(), Out: s.out, Resumed: len(replay),
+			EstimateS: est.Seconds(), Trials: n, Plan: p}); err != nil {
+			return err
+		}
+	}
+	obs := &runObserver{j: j, prog: prog, js: js, cancel: cancel,
+		// A version 1 journal continued stays version 1: trial lines only.
+		journalIntervals: s.resume == nil || s.resume.Header.Journal >= 2}
+	rt := &rfc2544.ReplayTester{Next: &intervalTester{next: ot.tester, on: obs.interval}, Pending: replay}
+	obs.rt = rt
 	runner := &rfc2544.Runner{
 		Tester:       rt,
 		Plan:         p,
@@ -142,7 +155,11 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 	if err := writeResults(s.out, res); err != nil {
 		return errors.Join(runErr, err)
 	}
-	if f.json {
+	if js != nil {
+		if err := js.emit(endEvent{Event: eventEnd, Time: time.Now().UTC(), Error: res.Error, Results: res}); err != nil {
+			return errors.Join(runErr, err)
+		}
+	} else if f.json {
 		if err := reports.WriteJSON(stdout, res); err != nil {
 			return errors.Join(runErr, fmt.Errorf("write results to stdout: %w", err))
 		}
@@ -169,29 +186,67 @@ type runObserver struct {
 	j      *rfc2544.Journal
 	rt     *rfc2544.ReplayTester
 	prog   *progress
+	js     *jsonStream // --json-stream, or nil
 	cancel context.CancelCauseFunc
-	err    error
+	// journalIntervals says whether intervals go into the journal.
+	journalIntervals bool
+
+	// mu orders the journal's and the stream's lines: intervals come from
+	// the trial's sampler goroutine.
+	mu   sync.Mutex
+	err  error
+	test rfc2544.Test // the running trial's test, size and step
+	size int
+	step int
 }
 
 var _ rfc2544.Observer = (*runObserver)(nil)
 
+// fail stops the run on the first error of the journal or the stream.
+func (o *runObserver) fail(err error) {
+	if err != nil && o.err == nil {
+		o.err = err
+		o.cancel(err)
+	}
+}
+
+// interval journals and streams one interval of the running trial and
+// shows it on the progress line.
+func (o *runObserver) interval(iv trials.Interval) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	rec := rfc2544.IntervalRecord{Event: rfc2544.EventInterval, Test: o.test, FrameSize: o.size, Step: o.step, Interval: iv}
+	if o.err == nil && o.journalIntervals {
+		o.fail(o.j.Append(rec))
+	}
+	o.fail(o.js.emit(rec))
+	if o.prog != nil {
+		o.prog.interval(iv)
+	}
+}
+
 func (o *runObserver) TrialStarted(test rfc2544.Test, frameSize, step int, intendedPercent float64, spec trials.Spec) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.test, o.size, o.step = test, frameSize, step
 	if o.prog != nil {
 		o.prog.TrialStarted(test, frameSize, step, intendedPercent, spec)
 	}
 }
 
 func (o *runObserver) TrialFinished(rec rfc2544.TrialRecord) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	fromJournal := false
 	if o.err == nil {
-		fromJournal, err := o.rt.Record(o.j, rec)
-		if err != nil {
-			o.err = err
-			o.cancel(err)
-		}
+		var err error
+		fromJournal, err = o.rt.Record(o.j, rec)
+		o.fail(err)
 		if o.prog != nil {
 			o.prog.fromJournal = fromJournal
 		}
 	}
+	o.fail(o.js.emit(trialEvent{Event: eventTrial, FromJournal: fromJournal, TrialRecord: rec}))
 	if o.prog != nil {
 		o.prog.TrialFinished(rec)
 	}

@@ -33,7 +33,8 @@ type progress struct {
 	step      int
 	intended  float64
 	lastLoss  string
-	segSteps  int // trials started in the current segment
+	live      string // the running trial's latest interval: "  trial 12s loss 0.000%"
+	segSteps  int    // trials started in the current segment
 	lineShown bool
 	// fromJournal marks the trial being reported as replayed from the
 	// journal of a resumed run, not run now.
@@ -61,7 +62,7 @@ func (p *progress) TrialStarted(test rfc2544.Test, frameSize, step int, intended
 	if test != p.test || frameSize != p.size {
 		p.advance(test, frameSize)
 	}
-	p.step, p.intended = step, intendedPercent
+	p.step, p.intended, p.live = step, intendedPercent, ""
 	p.segSteps++
 	if p.tty {
 		p.draw()
@@ -89,6 +90,7 @@ func (p *progress) advance(test rfc2544.Test, size int) {
 // TrialFinished implements rfc2544.Observer.
 func (p *progress) TrialFinished(rec rfc2544.TrialRecord) {
 	p.lastLoss = fmt.Sprintf("%.3f%%", rec.LossPercent)
+	p.live = ""
 	if p.tty {
 		p.draw()
 		return
@@ -116,10 +118,20 @@ func (p *progress) TrialFinished(rec rfc2544.TrialRecord) {
 		fmtNs(rec.LatencyAvgNs), outcome, when)
 }
 
+// interval shows a running trial's latest interval on the live line
+// (a terminal only: a log gets one line per trial).
+func (p *progress) interval(iv trials.Interval) {
+	if iv.Final || !p.tty {
+		return
+	}
+	p.live = fmt.Sprintf("  trial %s loss %.3f%%", time.Duration(iv.EndNs).Round(time.Second), iv.LossSoFarPercent)
+	p.draw()
+}
+
 // draw rewrites the live line.
 func (p *progress) draw() {
-	line := fmt.Sprintf("%-10s %5dB  step %-3d load %7.3f%%  last loss %-8s  elapsed %s  ETA %s",
-		testLabel(p.test), p.size, p.step, p.intended, orDash(p.lastLoss), p.elapsed(), p.eta())
+	line := fmt.Sprintf("%-10s %5dB  step %-3d load %7.3f%%  last loss %-8s  elapsed %s  ETA %s%s",
+		testLabel(p.test), p.size, p.step, p.intended, orDash(p.lastLoss), p.elapsed(), p.eta(), p.live)
 	if f, ok := p.w.(*os.File); ok {
 		// A line wider than the terminal wraps, and \r then rewrites only
 		// its last row: cut it to the width.

@@ -46,6 +46,7 @@ type runFlags struct {
 	sizes, tests, profile, planFile, out, resume    string
 	transport, search, lineRate, maxRate            string
 	jumbo, json, bidir, ipv6, quiet, dryRun         bool
+	jsonStream                                      bool
 	noProbe, allowAny, force, overwrite             bool
 	duration, settle, learning, rest                rfc2544.Duration
 	latencyDuration, b2bCap                         rfc2544.Duration
@@ -80,6 +81,7 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the run files (journal, results, reports) of an earlier run in --out; without it an --out that exists and is not empty is refused")
 	fs.StringVar(&f.resume, "resume", "", "continue the interrupted run in `folder` without repeating finished trials")
 	fs.BoolVar(&f.json, "json", false, "write results as JSON to stdout and nothing else there")
+	fs.BoolVar(&f.jsonStream, "json-stream", false, "write the run as it goes to stdout, one JSON object a line (iperf3's convention): start, an interval a second of each trial, each trial's end, the end with the results")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the effective plan and the checks, send nothing")
 	fs.StringVar(&f.transport, "transport", "", "how traffic is made (`name`): raw (AF_PACKET, default), udp (kernel UDP sockets: any routed path, no root without namespaces; --addr-a/--addr-b alone) or sim (simulated DUT, no root)")
@@ -140,7 +142,7 @@ var labSettingFlags = []string{"topology", "dut", "rate", "rate-ab", "rate-ba", 
 	"duplicate", "seed", "fw-rules", "mtu", "mtu-a", "mtu-b", "no-rps"}
 
 // resumeFlags may accompany --resume; everything else comes from the journal.
-var resumeFlags = []string{"resume", "json", "quiet"}
+var resumeFlags = []string{"resume", "json", "json-stream", "quiet"}
 
 func (f *runFlags) set() map[string]bool {
 	m := map[string]bool{}

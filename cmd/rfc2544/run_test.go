@@ -78,7 +78,14 @@ func readJournalLines(t *testing.T, dir string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	// The header and trial lines, not the interval lines (progress).
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if !strings.HasPrefix(l, `{"event":"interval"`) {
+			lines = append(lines, l)
+		}
+	}
+	return lines
 }
 
 func TestRunSimJSON(t *testing.T) {

@@ -46,12 +46,15 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		if err != nil {
 			return nil, fmt.Errorf("--resume %s: the journaled command line no longer parses: %w", f.resume, err)
 		}
-		orig.json, orig.quiet, orig.resume, orig.out = f.json, f.quiet, f.resume, f.resume
+		orig.json, orig.jsonStream, orig.quiet, orig.resume, orig.out = f.json, f.jsonStream, f.quiet, f.resume, f.resume
 		s.flags, f = orig, orig
 		s.resume = jc
 		s.args = jc.Header.Args
 	}
 	set := f.set()
+	if f.json && f.jsonStream {
+		return nil, usagef("--json and --json-stream: choose one (--json writes the results at the end, --json-stream the run as it goes and the results in its end event)")
+	}
 
 	// Transport and ports.
 	s.transport = f.transport
