@@ -72,10 +72,6 @@ var (
 	addrDutB6  = netip.MustParsePrefix("2001:2:0:8001::1/64")
 	addrB6     = netip.MustParsePrefix("2001:2:0:8001::2/64")
 	addrLoopB6 = netip.MustParsePrefix("2001:2:0:1::3/64")
-
-	// Test traffic ranges: the tester ports route these via the DUT.
-	testNet4 = netip.MustParsePrefix("198.18.0.0/15")
-	testNet6 = netip.MustParsePrefix("2001:2::/48")
 )
 
 // Port is one tester port of a lab.
