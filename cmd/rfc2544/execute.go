@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rfc2544/rfc2544/internal/wait"
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials"
@@ -98,7 +99,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 				// No rest between trials that are not run, or only computed.
 				return nil
 			}
-			return sleepCtx(ctx, d)
+			return wait.Sleep(ctx, d)
 		},
 	}
 	res, runErr := runner.Run(runCtx)
@@ -235,16 +236,4 @@ func testsString(ts []rfc2544.Test) string {
 		s[i] = string(t)
 	}
 	return strings.Join(s, ",")
-}
-
-// sleepCtx sleeps for d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
