@@ -118,9 +118,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 		res.Tester.Transport = s.transport
 	}
 	res.Tester.Host, res.Tester.Kernel = hostAndKernel()
-	for _, c := range s.ceilings {
-		res.Tester.Calibration = append(res.Tester.Calibration, rfc2544.CalibrationPoint{FrameSize: c.FrameSize, CeilingFPS: c.CeilingFPS})
-	}
+	res.Tester.Calibration = append(res.Tester.Calibration, s.ceilings...)
 	res.DUT = ot.dut
 	interrupted := runErr != nil && ctx.Err() != nil
 	if runErr != nil {
