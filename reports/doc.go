@@ -7,7 +7,8 @@
 // Results files:
 //
 //	WriteJSON(w, res)            // results.json, fields documented in SCHEMA.md
-//	ReadResults(r), ReadResultsFile(path) // refuse newer schemas and corrupt JSON with line/column
+//	ReadResults(r), ReadResultsFile(path) // refuse newer schemas and corrupt JSON with line/column;
+//	                             // the file: regular, at most MaxResultsBytes
 //
 // Tables (Table names them: throughput, search_log, latency, frame_loss,
 // back_to_back, system_recovery, probe):
@@ -16,6 +17,7 @@
 //	WriteTable(w, res, table, wide) // one table
 //	WriteCSV(w, res, table)      // one table as CSV, units in the column names
 //	WriteHTML(w, res)            // self-contained page: metadata, tables, inline SVG charts, print CSS
+//	TablesIn(res), HasTable(res, t), OnlyTable(res, t), TableCharts(res, t) // what a results file holds
 //
 // Charts (ChartKind: throughput, latency, frame_loss, latency_cdf):
 //

@@ -87,11 +87,11 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		return compareRuns(pos, *format, *chart, chartFormat, stdout, stderr)
 	}
-	a, err := readResultsFile(pos[0])
+	a, err := reports.ReadResultsFile(pos[0])
 	if err != nil {
 		return fmt.Errorf("compare: A: %w", err)
 	}
-	b, err := readResultsFile(pos[1])
+	b, err := reports.ReadResultsFile(pos[1])
 	if err != nil {
 		return fmt.Errorf("compare: B: %w", err)
 	}
@@ -143,7 +143,7 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 func compareRuns(files []string, format, chart string, chartFormat reports.ImageFormat, stdout, stderr io.Writer) error {
 	var runs []*rfc2544.Results
 	for i, f := range files {
-		r, err := readResultsFile(f)
+		r, err := reports.ReadResultsFile(f)
 		if err != nil {
 			return fmt.Errorf("compare: run %d: %w", i+1, err)
 		}

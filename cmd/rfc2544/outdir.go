@@ -79,9 +79,6 @@ func writeFilesAtomic(dir string, files []outputFile) error {
 const (
 	// maxPlanBytes bounds a plan file: real plans are a few kilobytes.
 	maxPlanBytes = 1 << 20
-	// maxResultsBytes bounds a results file (report, compare): a full
-	// rfc2544 run with latency histograms is a few megabytes.
-	maxResultsBytes = 256 << 20
 	// maxJournalBytes bounds a journal read back by --resume, and
 	// maxCalibrationBytes a --calibration file.
 	maxCalibrationBytes = 1 << 20
