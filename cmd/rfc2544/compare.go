@@ -96,7 +96,7 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("compare: B: %w", err)
 	}
 	c := reports.Compare(a, b)
-	c.A.Label, c.B.Label = runLabels(pos[0], pos[1])
+	c.A.Label, c.B.Label = reports.PairLabels(pos[0], pos[1])
 	if only != "" {
 		var rows []reports.ComparisonRow
 		for _, r := range c.Rows {
@@ -149,7 +149,7 @@ func compareRuns(files []string, format, chart string, chartFormat reports.Image
 		}
 		runs = append(runs, r)
 	}
-	rs := reports.CompareRuns(runs, manyLabels(files))
+	rs := reports.CompareRuns(runs, reports.RunLabels(files))
 	if chart != "" {
 		if err := writeReportFile(chart, func(w io.Writer) error { return reports.WriteRunsChart(w, rs, chartFormat) }); err != nil {
 			return fmt.Errorf("compare: chart: %w", err)
@@ -169,65 +169,6 @@ func compareRuns(files []string, format, chart string, chartFormat reports.Image
 		fmt.Fprintln(stderr, "wrote", chart)
 	}
 	return nil
-}
-
-// manyLabels names runs by their paths with the common leading folders and
-// a common "results.json" dropped (sweep/fw-rules-100/results.json →
-// fw-rules-100).
-func manyLabels(files []string) []string {
-	parts := make([][]string, len(files))
-	for i, f := range files {
-		parts[i] = strings.Split(filepath.ToSlash(filepath.Clean(f)), "/")
-	}
-	common := func(at func(p []string) (string, bool)) bool {
-		first, ok := at(parts[0])
-		for _, p := range parts[1:] {
-			v, ok2 := at(p)
-			if !ok || !ok2 || v != first {
-				return false
-			}
-		}
-		return ok
-	}
-	lead, tail := 0, 0
-	for common(func(p []string) (string, bool) { return at(p, lead) }) && lead < len(parts[0])-1 {
-		lead++
-	}
-	for common(func(p []string) (string, bool) { return at(p, len(p)-1-tail) }) && tail < len(parts[0])-1-lead {
-		tail++
-	}
-	out := make([]string, len(files))
-	for i, p := range parts {
-		if lead < len(p)-tail {
-			out[i] = strings.Join(p[lead:len(p)-tail], "/")
-		}
-		if out[i] == "" {
-			out[i] = files[i]
-		}
-	}
-	return out
-}
-
-func at(p []string, i int) (string, bool) {
-	if i < 0 || i >= len(p) {
-		return "", false
-	}
-	return p[i], true
-}
-
-// runLabels names the two runs by their file names, with as many parent
-// folders as it takes to tell them apart (dut1/results.json).
-func runLabels(a, b string) (string, string) {
-	pa := strings.Split(filepath.ToSlash(filepath.Clean(a)), "/")
-	pb := strings.Split(filepath.ToSlash(filepath.Clean(b)), "/")
-	for n := 1; n <= max(len(pa), len(pb)); n++ {
-		la := strings.Join(pa[max(0, len(pa)-n):], "/")
-		lb := strings.Join(pb[max(0, len(pb)-n):], "/")
-		if la != lb {
-			return la, lb
-		}
-	}
-	return a, b
 }
 
 func listArgs(a []string) string {
