@@ -30,6 +30,7 @@
 //	c := Compare(a, b)           // per test, frame size and metric: A, B, B − A, B / A
 //	WriteComparison(w, c)        // text tables; sizes in one run only show as "— (only in B)"
 //	WriteComparisonChart(w, c, SVG|PNG) // throughput of both runs over frame size
+//	c.OnlyTest(test), WriteComparisonJSON(w, c), WriteRunsJSON(w, CompareRuns(runs, RunLabels(files)))
 //
 // Golden files in testdata/ are rendered from the fixed results files in
 // ../testdata/results; regenerate them with go test ./reports -update.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -98,23 +97,10 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	c := reports.Compare(a, b)
 	c.A.Label, c.B.Label = reports.PairLabels(pos[0], pos[1])
 	if only != "" {
-		var rows []reports.ComparisonRow
-		for _, r := range c.Rows {
-			if r.Test == only {
-				rows = append(rows, r)
-			}
-		}
-		if len(rows) == 0 {
+		var ok bool
+		if c, ok = c.OnlyTest(only); !ok {
 			return usagef("compare: --test %s: the two runs have no %s results in common", only, only)
 		}
-		c.Rows = rows
-		var notes []string
-		for _, n := range c.Notes {
-			if !strings.Contains(n, ": only in ") || strings.HasPrefix(n, string(only)+":") {
-				notes = append(notes, n)
-			}
-		}
-		c.Notes = notes
 	}
 	if *chart != "" {
 		write := func(w io.Writer) error { return reports.WriteComparisonChart(w, c, chartFormat) }
@@ -123,10 +109,7 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(c); err != nil {
+		if err := reports.WriteComparisonJSON(stdout, c); err != nil {
 			return fmt.Errorf("compare: %w", err)
 		}
 	} else if err := reports.WriteComparison(stdout, c); err != nil {
@@ -156,10 +139,7 @@ func compareRuns(files []string, format, chart string, chartFormat reports.Image
 		}
 	}
 	if format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(rs); err != nil {
+		if err := reports.WriteRunsJSON(stdout, rs); err != nil {
 			return fmt.Errorf("compare: %w", err)
 		}
 	} else if err := reports.WriteRuns(stdout, rs); err != nil {
