@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/rfc2544/rfc2544/internal/notsupported"
 	"github.com/rfc2544/rfc2544/lab/relay"
 )
 
 // ErrInUse is returned by Up when a lab of that name is already up.
 var ErrInUse = errors.New("lab name in use")
 
-// ErrNotSupported is returned when the system lacks something a lab needs
-// (a kernel feature, or Linux itself).
-var ErrNotSupported = errors.New("not supported")
+// ErrNotSupported is wrapped by the errors of what the system lacks for a
+// lab (a kernel feature, or Linux itself). It is the same value as
+// trials.ErrNotSupported, so one errors.Is test holds for the lab and the
+// engines.
+var ErrNotSupported = notsupported.Err
 
 // Up validates cfg, checks privileges and kernel features, then builds the
 // lab: namespaces, veth pairs, addresses, routes, forwarding, RPS, qdiscs,

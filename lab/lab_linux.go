@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/rfc2544/rfc2544/internal/benchnet"
 	"github.com/rfc2544/rfc2544/internal/netdev"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -333,16 +334,18 @@ func setupTester(nsh netns.NsHandle, nsName, ifname string, v4, v6 netip.Prefix,
 	if err := setupLo(h); err != nil {
 		return Port{}, err
 	}
-	for _, r := range []struct {
-		dst netip.Prefix
-		gw  netip.Addr
-	}{{testNet4, gw4}, {testNet6, gw6}} {
+	// The tester ports route the benchmark blocks (the test traffic) via the DUT.
+	for _, dst := range benchnet.Prefixes() {
 		if !routed {
 			break // loop topology: the other port is on-link
 		}
-		route := &netlink.Route{LinkIndex: la.Index, Dst: prefixToIPNet(r.dst), Gw: net.IP(r.gw.AsSlice())}
+		gw := gw4
+		if dst.Addr().Is6() {
+			gw = gw6
+		}
+		route := &netlink.Route{LinkIndex: la.Index, Dst: prefixToIPNet(dst), Gw: net.IP(gw.AsSlice())}
 		if err := h.RouteAdd(route); err != nil {
-			return Port{}, fmt.Errorf("add route %s via %s in %s: %w", r.dst, r.gw, nsName, err)
+			return Port{}, fmt.Errorf("add route %s via %s in %s: %w", dst, gw, nsName, err)
 		}
 	}
 	return Port{

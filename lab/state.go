@@ -72,10 +72,6 @@ var (
 	addrDutB6  = netip.MustParsePrefix("2001:2:0:8001::1/64")
 	addrB6     = netip.MustParsePrefix("2001:2:0:8001::2/64")
 	addrLoopB6 = netip.MustParsePrefix("2001:2:0:1::3/64")
-
-	// Test traffic ranges: the tester ports route these via the DUT.
-	testNet4 = netip.MustParsePrefix("198.18.0.0/15")
-	testNet6 = netip.MustParsePrefix("2001:2::/48")
 )
 
 // Port is one tester port of a lab.
@@ -241,6 +237,38 @@ func List() ([]string, error) {
 	}
 	sort.Strings(names)
 	return names, nil
+}
+
+// Description is the lab as a run's DUT description: "lab NAME" (or
+// "temporary lab NAME", for a lab made for one run and removed after it),
+// its topology, DUT kind and settings.
+func (s *State) Description(temporary bool) string {
+	kind := "lab"
+	if temporary {
+		kind = "temporary lab"
+	}
+	return fmt.Sprintf("%s %s: %s topology, %s DUT (%s)", kind, s.Name, s.Topology, s.DUT, s.Config.Summary())
+}
+
+// Settings are the lab's DUT settings as a run's results record them (key
+// → value, units in the keys); rates, loss and firewall rules only when set.
+func (s *State) Settings() map[string]string {
+	c := s.Config
+	m := map[string]string{"lab": s.Name, "topology": s.Topology.String(), "dut": s.DUT.String(),
+		"mtu_a": fmt.Sprint(c.MTUA), "mtu_b": fmt.Sprint(c.MTUB)}
+	if c.AtoB.RateBps > 0 {
+		m["rate_ab_bps"] = fmt.Sprint(c.AtoB.RateBps)
+	}
+	if c.BtoA.RateBps > 0 {
+		m["rate_ba_bps"] = fmt.Sprint(c.BtoA.RateBps)
+	}
+	if c.AtoB.LossPercent > 0 {
+		m["loss_ab_percent"] = fmt.Sprint(c.AtoB.LossPercent)
+	}
+	if c.FWRules > 0 {
+		m["fw_rules"] = fmt.Sprint(c.FWRules)
+	}
+	return m
 }
 
 func (s *State) save() error {

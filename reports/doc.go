@@ -7,7 +7,8 @@
 // Results files:
 //
 //	WriteJSON(w, res)            // results.json, fields documented in SCHEMA.md
-//	ReadResults(r), ReadResultsFile(path) // refuse newer schemas and corrupt JSON with line/column
+//	ReadResults(r), ReadResultsFile(path) // refuse newer schemas and corrupt JSON with line/column;
+//	                             // the file: regular, at most MaxResultsBytes
 //
 // Tables (Table names them: throughput, search_log, latency, frame_loss,
 // back_to_back, system_recovery, probe):
@@ -16,6 +17,7 @@
 //	WriteTable(w, res, table, wide) // one table
 //	WriteCSV(w, res, table)      // one table as CSV, units in the column names
 //	WriteHTML(w, res)            // self-contained page: metadata, tables, inline SVG charts, print CSS
+//	TablesIn(res), HasTable(res, t), OnlyTable(res, t), TableCharts(res, t) // what a results file holds
 //
 // Charts (ChartKind: throughput, latency, frame_loss, latency_cdf):
 //
@@ -28,6 +30,7 @@
 //	c := Compare(a, b)           // per test, frame size and metric: A, B, B − A, B / A
 //	WriteComparison(w, c)        // text tables; sizes in one run only show as "— (only in B)"
 //	WriteComparisonChart(w, c, SVG|PNG) // throughput of both runs over frame size
+//	c.OnlyTest(test), WriteComparisonJSON(w, c), WriteRunsJSON(w, CompareRuns(runs, RunLabels(files)))
 //
 // Golden files in testdata/ are rendered from the fixed results files in
 // ../testdata/results; regenerate them with go test ./reports -update.

@@ -148,8 +148,9 @@ func buildFixture(m model) (*rfc2544.Results, error) {
 	paths := trials.Paths{Transport: "raw", TX: "tx_ring", QdiscBypass: true, RX: "rx_ring", Timestamps: "kernel-sw"}
 	res.Tester = rfc2544.TesterInfo{Transport: "raw", Paths: paths, Host: "lab-tester-1", Kernel: "Linux 6.1.0-28-amd64"}
 	for _, f := range m.sizes {
+		ceil := min(dut.TesterCeilingFPS, framing.LineRateFPS(linkBps, f))
 		res.Tester.Calibration = append(res.Tester.Calibration, rfc2544.CalibrationPoint{
-			FrameSize: f, CeilingFPS: min(dut.TesterCeilingFPS, framing.LineRateFPS(linkBps, f)),
+			FrameSize: f, OfferedFPS: ceil, ReceivedFPS: ceil, CeilingFPS: ceil, Paths: paths,
 		})
 	}
 	res.DUT = rfc2544.DUTInfo{

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/rfc2544/rfc2544/internal/fileio"
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
@@ -92,14 +93,23 @@ func fromSchema1(b []byte, res *rfc2544.Results) error {
 	return nil
 }
 
-// ReadResultsFile reads the results file at path; errors name the file.
+// MaxResultsBytes bounds the results file ReadResultsFile reads: a full run
+// with latency histograms is a few megabytes.
+const MaxResultsBytes = 256 << 20
+
+// ReadResultsFile reads the results file at path: a regular file of at most
+// MaxResultsBytes (a FIFO, a device or a folder is refused before it is
+// read). Errors name the file.
 func ReadResultsFile(path string) (*rfc2544.Results, error) {
-	f, err := os.Open(path)
+	f, r, err := fileio.OpenBounded(path, MaxResultsBytes)
 	if err != nil {
-		return nil, fmt.Errorf("open results file: %w", err)
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+			return nil, fmt.Errorf("open results file: %w", err)
+		}
+		return nil, fmt.Errorf("results file %s: %w", path, err)
 	}
 	defer f.Close()
-	res, err := ReadResults(f)
+	res, err := ReadResults(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -71,11 +71,10 @@ type TesterInfo struct {
 	Calibration []CalibrationPoint `json:"calibration,omitempty"`
 }
 
-// CalibrationPoint is the tester's ceiling at one frame size.
-type CalibrationPoint struct {
-	FrameSize  int     `json:"frame_size"`
-	CeilingFPS float64 `json:"ceiling_fps"`
-}
+// CalibrationPoint is the tester's ceiling at one frame size, as
+// trials.Calibrate measured it (one type: a run's results carry the points
+// its --calibration file held, whole).
+type CalibrationPoint = trials.CalibrationPoint
 
 // DUTInfo describes the device under test (RFC 2544 §7: report its
 // configuration and software version).

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/internal/wait"
 	"github.com/rfc2544/rfc2544/trials"
 )
 
@@ -205,7 +206,7 @@ func (r *Runner) runOnce(ctx context.Context, p Plan, q trialReq) (TrialRecord, 
 	if r.started > 0 && p.Trial.Rest > 0 {
 		sleep := r.Sleep
 		if sleep == nil {
-			sleep = sleepCtx
+			sleep = wait.Sleep
 		}
 		if err := sleep(ctx, p.Trial.Rest.D()); err != nil {
 			return TrialRecord{}, err
@@ -410,16 +411,4 @@ func (r *Runner) refusedProbe(p Plan, q trialReq, err error) (rec TrialRecord, r
 			q.size, fe.MTU, fe.Limit, framing.IPPacketSize(fe.Size, fe.VLAN))
 	}
 	return rec, fmt.Sprintf("frame size %d cannot leave the tester: %v; reported as zero throughput (RFC 2544 §9.4)", q.size, err)
-}
-
-// sleepCtx sleeps for d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

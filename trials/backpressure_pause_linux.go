@@ -6,9 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"unsafe"
 
-	"github.com/rfc2544/rfc2544/internal/nsutil"
+	"github.com/rfc2544/rfc2544/internal/netdev"
 	"golang.org/x/sys/unix"
 )
 
@@ -21,46 +20,15 @@ const (
 	ethGStringLen = 32
 )
 
-// ifreqData is struct ifreq with its union holding a pointer (ifr_data).
-type ifreqData struct {
-	name [unix.IFNAMSIZ]byte
-	data unsafe.Pointer
-	_    [16]byte
-}
-
-// ethtoolIoctl runs SIOCETHTOOL on ifname with buf (an ethtool command
-// struct, first word the command) on socket fd.
-func ethtoolIoctl(fd int, ifname string, buf []byte) error {
-	var ifr ifreqData
-	copy(ifr.name[:], ifname)
-	ifr.data = unsafe.Pointer(&buf[0])
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr))); e != 0 {
-		return e
-	}
-	return nil
-}
-
-// withEthtool runs fn with an ioctl socket inside namespace ns.
-func withEthtool(ns string, fn func(fd int) error) error {
-	return nsutil.Do(ns, func() error {
-		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("ethtool socket: %w", err)
-		}
-		defer unix.Close(fd)
-		return fn(fd)
-	})
-}
-
 // ReadPause reads ifname's flow control setting inside network namespace
 // ns ("" for the current one). Drivers without pause (veth, most virtual
 // links) give an error.
 func ReadPause(ns, ifname string) (PauseParam, error) {
 	var p PauseParam
-	err := withEthtool(ns, func(fd int) error {
+	err := netdev.Ethtool(ns, ifname, func(ethtool func(cmd []byte) error) error {
 		buf := make([]byte, 16) // struct ethtool_pauseparam
 		binary.NativeEndian.PutUint32(buf, unix.ETHTOOL_GPAUSEPARAM)
-		if err := ethtoolIoctl(fd, ifname, buf); err != nil {
+		if err := ethtool(buf); err != nil {
 			if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL) {
 				return fmt.Errorf("pause parameters of %s: %w", ifname, errNoPause)
 			}
@@ -77,11 +45,11 @@ func ReadPause(ns, ifname string) (PauseParam, error) {
 // readPauseFrames reads the PAUSE frames ifname received and sent so far
 // (driver statistics, ethtool -S); ok is false when the driver has none.
 func readPauseFrames(ns, ifname string) (rx, tx uint64, ok bool) {
-	err := withEthtool(ns, func(fd int) error {
+	err := netdev.Ethtool(ns, ifname, func(ethtool func(cmd []byte) error) error {
 		info := make([]byte, 16+4) // ethtool_sset_info with one count
 		binary.NativeEndian.PutUint32(info, unix.ETHTOOL_GSSET_INFO)
 		binary.NativeEndian.PutUint64(info[8:], 1<<ethSSStats)
-		if err := ethtoolIoctl(fd, ifname, info); err != nil {
+		if err := ethtool(info); err != nil {
 			return err
 		}
 		if binary.NativeEndian.Uint64(info[8:]) == 0 {
@@ -95,7 +63,7 @@ func readPauseFrames(ns, ifname string) (rx, tx uint64, ok bool) {
 		binary.NativeEndian.PutUint32(strs, unix.ETHTOOL_GSTRINGS)
 		binary.NativeEndian.PutUint32(strs[4:], ethSSStats)
 		binary.NativeEndian.PutUint32(strs[8:], uint32(n))
-		if err := ethtoolIoctl(fd, ifname, strs); err != nil {
+		if err := ethtool(strs); err != nil {
 			return err
 		}
 		names := make([]string, n)
@@ -115,7 +83,7 @@ func readPauseFrames(ns, ifname string) (rx, tx uint64, ok bool) {
 		st := make([]byte, 8+n*8)
 		binary.NativeEndian.PutUint32(st, unix.ETHTOOL_GSTATS)
 		binary.NativeEndian.PutUint32(st[4:], uint32(n))
-		if err := ethtoolIoctl(fd, ifname, st); err != nil {
+		if err := ethtool(st); err != nil {
 			return err
 		}
 		vals := make([]uint64, n)

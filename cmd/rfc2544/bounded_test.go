@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rfc2544/rfc2544/reports"
 )
 
 // runWithin runs the CLI in this process and fails the test if it takes
@@ -43,7 +45,7 @@ func TestBoundedInputs(t *testing.T) {
 	os.WriteFile(bigPlan, []byte("# "+strings.Repeat("x", 2<<20)+"\n"), 0o644)
 	bigResults := filepath.Join(dir, "big.json")
 	f, _ := os.Create(bigResults)
-	f.Truncate(maxResultsBytes + 1) // sparse: costs no disk
+	f.Truncate(reports.MaxResultsBytes + 1) // sparse: costs no disk
 	f.Close()
 	long := strings.Repeat("y", 500<<10)
 	longValue := filepath.Join(dir, "long-value.yaml")

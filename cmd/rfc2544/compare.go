@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -87,34 +86,21 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		return compareRuns(pos, *format, *chart, chartFormat, stdout, stderr)
 	}
-	a, err := readResultsFile(pos[0])
+	a, err := reports.ReadResultsFile(pos[0])
 	if err != nil {
 		return fmt.Errorf("compare: A: %w", err)
 	}
-	b, err := readResultsFile(pos[1])
+	b, err := reports.ReadResultsFile(pos[1])
 	if err != nil {
 		return fmt.Errorf("compare: B: %w", err)
 	}
 	c := reports.Compare(a, b)
-	c.A.Label, c.B.Label = runLabels(pos[0], pos[1])
+	c.A.Label, c.B.Label = reports.PairLabels(pos[0], pos[1])
 	if only != "" {
-		var rows []reports.ComparisonRow
-		for _, r := range c.Rows {
-			if r.Test == only {
-				rows = append(rows, r)
-			}
-		}
-		if len(rows) == 0 {
+		var ok bool
+		if c, ok = c.OnlyTest(only); !ok {
 			return usagef("compare: --test %s: the two runs have no %s results in common", only, only)
 		}
-		c.Rows = rows
-		var notes []string
-		for _, n := range c.Notes {
-			if !strings.Contains(n, ": only in ") || strings.HasPrefix(n, string(only)+":") {
-				notes = append(notes, n)
-			}
-		}
-		c.Notes = notes
 	}
 	if *chart != "" {
 		write := func(w io.Writer) error { return reports.WriteComparisonChart(w, c, chartFormat) }
@@ -123,10 +109,7 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(c); err != nil {
+		if err := reports.WriteComparisonJSON(stdout, c); err != nil {
 			return fmt.Errorf("compare: %w", err)
 		}
 	} else if err := reports.WriteComparison(stdout, c); err != nil {
@@ -143,23 +126,20 @@ func compareVerb(ctx context.Context, args []string, stdout, stderr io.Writer) e
 func compareRuns(files []string, format, chart string, chartFormat reports.ImageFormat, stdout, stderr io.Writer) error {
 	var runs []*rfc2544.Results
 	for i, f := range files {
-		r, err := readResultsFile(f)
+		r, err := reports.ReadResultsFile(f)
 		if err != nil {
 			return fmt.Errorf("compare: run %d: %w", i+1, err)
 		}
 		runs = append(runs, r)
 	}
-	rs := reports.CompareRuns(runs, manyLabels(files))
+	rs := reports.CompareRuns(runs, reports.RunLabels(files))
 	if chart != "" {
 		if err := writeReportFile(chart, func(w io.Writer) error { return reports.WriteRunsChart(w, rs, chartFormat) }); err != nil {
 			return fmt.Errorf("compare: chart: %w", err)
 		}
 	}
 	if format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(rs); err != nil {
+		if err := reports.WriteRunsJSON(stdout, rs); err != nil {
 			return fmt.Errorf("compare: %w", err)
 		}
 	} else if err := reports.WriteRuns(stdout, rs); err != nil {
@@ -169,65 +149,6 @@ func compareRuns(files []string, format, chart string, chartFormat reports.Image
 		fmt.Fprintln(stderr, "wrote", chart)
 	}
 	return nil
-}
-
-// manyLabels names runs by their paths with the common leading folders and
-// a common "results.json" dropped (sweep/fw-rules-100/results.json →
-// fw-rules-100).
-func manyLabels(files []string) []string {
-	parts := make([][]string, len(files))
-	for i, f := range files {
-		parts[i] = strings.Split(filepath.ToSlash(filepath.Clean(f)), "/")
-	}
-	common := func(at func(p []string) (string, bool)) bool {
-		first, ok := at(parts[0])
-		for _, p := range parts[1:] {
-			v, ok2 := at(p)
-			if !ok || !ok2 || v != first {
-				return false
-			}
-		}
-		return ok
-	}
-	lead, tail := 0, 0
-	for common(func(p []string) (string, bool) { return at(p, lead) }) && lead < len(parts[0])-1 {
-		lead++
-	}
-	for common(func(p []string) (string, bool) { return at(p, len(p)-1-tail) }) && tail < len(parts[0])-1-lead {
-		tail++
-	}
-	out := make([]string, len(files))
-	for i, p := range parts {
-		if lead < len(p)-tail {
-			out[i] = strings.Join(p[lead:len(p)-tail], "/")
-		}
-		if out[i] == "" {
-			out[i] = files[i]
-		}
-	}
-	return out
-}
-
-func at(p []string, i int) (string, bool) {
-	if i < 0 || i >= len(p) {
-		return "", false
-	}
-	return p[i], true
-}
-
-// runLabels names the two runs by their file names, with as many parent
-// folders as it takes to tell them apart (dut1/results.json).
-func runLabels(a, b string) (string, string) {
-	pa := strings.Split(filepath.ToSlash(filepath.Clean(a)), "/")
-	pb := strings.Split(filepath.ToSlash(filepath.Clean(b)), "/")
-	for n := 1; n <= max(len(pa), len(pb)); n++ {
-		la := strings.Join(pa[max(0, len(pa)-n):], "/")
-		lb := strings.Join(pb[max(0, len(pb)-n):], "/")
-		if la != lb {
-			return la, lb
-		}
-	}
-	return a, b
 }
 
 func listArgs(a []string) string {

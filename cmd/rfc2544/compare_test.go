@@ -114,21 +114,6 @@ func TestCompareErrors(t *testing.T) {
 	}
 }
 
-func TestRunLabels(t *testing.T) {
-	tests := []struct{ a, b, wantA, wantB string }{
-		{"mtu1500.json", "x/mtu9000.json", "mtu1500.json", "mtu9000.json"},
-		{"dut1/results.json", "dut2/results.json", "dut1/results.json", "dut2/results.json"},
-		{"/a/run/results.json", "/b/run/results.json", "a/run/results.json", "b/run/results.json"},
-		{"same.json", "same.json", "same.json", "same.json"},
-	}
-	for _, tt := range tests {
-		a, b := runLabels(tt.a, tt.b)
-		if a != tt.wantA || b != tt.wantB {
-			t.Errorf("runLabels(%q, %q) = %q, %q; want %q, %q", tt.a, tt.b, a, b, tt.wantA, tt.wantB)
-		}
-	}
-}
-
 // TestCompareRuns: three or more files give one column per run (labelled by
 // the folder that tells them apart) and a chart with one line per run.
 func TestCompareRuns(t *testing.T) {

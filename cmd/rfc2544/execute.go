@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rfc2544/rfc2544/internal/wait"
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials"
@@ -111,7 +112,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 				// No rest between trials that are not run, or only computed.
 				return nil
 			}
-			return sleepCtx(ctx, d)
+			return wait.Sleep(ctx, d)
 		},
 	}
 	res, runErr := runner.Run(runCtx)
@@ -130,9 +131,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 		res.Tester.Transport = s.transport
 	}
 	res.Tester.Host, res.Tester.Kernel = hostAndKernel()
-	for _, c := range s.ceilings {
-		res.Tester.Calibration = append(res.Tester.Calibration, rfc2544.CalibrationPoint{FrameSize: c.FrameSize, CeilingFPS: c.CeilingFPS})
-	}
+	res.Tester.Calibration = append(res.Tester.Calibration, s.ceilings...)
 	res.DUT = ot.dut
 	interrupted := runErr != nil && ctx.Err() != nil
 	if runErr != nil {
@@ -290,16 +289,4 @@ func testsString(ts []rfc2544.Test) string {
 		s[i] = string(t)
 	}
 	return strings.Join(s, ",")
-}
-
-// sleepCtx sleeps for d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

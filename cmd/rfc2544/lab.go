@@ -235,7 +235,7 @@ func runSweep(ctx context.Context, verb string, fixed []rfc2544.Test, out string
 	var runs []*rfc2544.Results
 	var labels []string
 	for i, f := range files {
-		r, err := readResultsFile(f)
+		r, err := reports.ReadResultsFile(f)
 		if err != nil {
 			return fmt.Errorf("sweep: %w", err)
 		}

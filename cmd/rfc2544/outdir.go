@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,13 +17,6 @@ import (
 
 // journalName is the journal's file name in the output folder.
 const journalName = "journal.jsonl"
-
-// strictJSON decodes b into v, refusing unknown fields.
-func strictJSON(b []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	return d.Decode(v)
-}
 
 // runFiles are the files a run writes into its folder; --overwrite removes
 // them, and a folder holding anything else is not a run's to take.
@@ -79,9 +70,6 @@ func writeFilesAtomic(dir string, files []outputFile) error {
 const (
 	// maxPlanBytes bounds a plan file: real plans are a few kilobytes.
 	maxPlanBytes = 1 << 20
-	// maxResultsBytes bounds a results file (report, compare): a full
-	// rfc2544 run with latency histograms is a few megabytes.
-	maxResultsBytes = 256 << 20
 	// maxJournalBytes bounds a journal read back by --resume, and
 	// maxCalibrationBytes a --calibration file.
 	maxCalibrationBytes = 1 << 20

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rfc2544/rfc2544/internal/fileio"
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
@@ -107,7 +106,7 @@ func reportVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return usagef("report: --chart: %v", err)
 		}
 	}
-	res, err := readResultsFile(pos[0])
+	res, err := reports.ReadResultsFile(pos[0])
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -134,24 +133,6 @@ func reportVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-// readResultsFile reads a results file (results.json): a regular file of
-// at most maxResultsBytes. Errors name the file.
-func readResultsFile(path string) (*rfc2544.Results, error) {
-	f, r, err := fileio.OpenBounded(path, maxResultsBytes)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
-			return nil, fmt.Errorf("open results file: %w", err)
-		}
-		return nil, fmt.Errorf("results file %s: %w", path, err)
-	}
-	defer f.Close()
-	res, err := reports.ReadResults(r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return res, nil
-}
-
 // reportOutput is one thing report writes: a file name (with --out) and a writer.
 type reportOutput struct {
 	name  string
@@ -162,7 +143,7 @@ type reportOutput struct {
 // output goes to stdout, so a format that makes several needs --test or
 // --chart to pick one.
 func reportOutputs(res *rfc2544.Results, format string, table reports.Table, kind reports.ChartKind, toDir, wide bool) ([]reportOutput, error) {
-	if table != "" && !hasTable(res, table) {
+	if table != "" && !reports.HasTable(res, table) {
 		return nil, usagef("report: --test %s: the results hold no %s results (the run's tests: %s)", table, table, presentTables(res))
 	}
 	switch format {
@@ -175,10 +156,10 @@ func reportOutputs(res *rfc2544.Results, format string, table reports.Table, kin
 		}
 		return []reportOutput{{"report.txt", func(w io.Writer) error { return reports.WriteTables(w, res) }}}, nil
 	case "json":
-		sub := onlyTest(res, table)
+		sub := reports.OnlyTable(res, table)
 		return []reportOutput{{"results.json", func(w io.Writer) error { return reports.WriteJSON(w, sub) }}}, nil
 	case "html":
-		sub := onlyTest(res, table)
+		sub := reports.OnlyTable(res, table)
 		return []reportOutput{{"report.html", func(w io.Writer) error { return reports.WriteHTML(w, sub) }}}, nil
 	case "csv":
 		tables := []reports.Table{table}
@@ -186,12 +167,7 @@ func reportOutputs(res *rfc2544.Results, format string, table reports.Table, kin
 			if !toDir {
 				return nil, usagef("report: csv on stdout is one table: add --test (%s), or --out DIR for one file per table", presentTables(res))
 			}
-			tables = nil
-			for _, t := range reports.Tables {
-				if hasTable(res, t) {
-					tables = append(tables, t)
-				}
-			}
+			tables = reports.TablesIn(res)
 		}
 		var outs []reportOutput
 		for _, t := range tables {
@@ -206,7 +182,7 @@ func reportOutputs(res *rfc2544.Results, format string, table reports.Table, kin
 	imgFormat := reports.ImageFormat(format)
 	kinds := reports.AvailableCharts(res)
 	if table != "" {
-		kinds = chartsOf(table, kinds)
+		kinds = reports.TableCharts(res, table)
 		if len(kinds) == 0 {
 			return nil, usagef("report: --test %s has no chart; charts exist for throughput, latency (and latency_cdf) and frame_loss", table)
 		}
@@ -228,83 +204,6 @@ func reportOutputs(res *rfc2544.Results, format string, table reports.Table, kin
 		outs = append(outs, reportOutput{string(k) + "." + format, func(w io.Writer) error { return reports.WriteChart(w, res, k, imgFormat) }})
 	}
 	return outs, nil
-}
-
-// chartsOf is the charts of one table, among those available.
-func chartsOf(t reports.Table, avail []reports.ChartKind) []reports.ChartKind {
-	var want []reports.ChartKind
-	switch t {
-	case reports.TableThroughput, reports.TableSearchLog:
-		want = []reports.ChartKind{reports.ChartThroughput}
-	case reports.TableLatency:
-		want = []reports.ChartKind{reports.ChartLatency, reports.ChartLatencyCDF}
-	case reports.TableFrameLoss:
-		want = []reports.ChartKind{reports.ChartFrameLoss}
-	}
-	var out []reports.ChartKind
-	for _, k := range want {
-		if slices.Contains(avail, k) {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// hasTable reports whether res holds the results table t is made of.
-func hasTable(res *rfc2544.Results, t reports.Table) bool {
-	switch t {
-	case reports.TableThroughput, reports.TableSearchLog:
-		return len(res.Throughput) > 0
-	case reports.TableLatency:
-		return len(res.Latency) > 0
-	case reports.TableFrameLoss:
-		return len(res.FrameLoss) > 0
-	case reports.TableBackToBack:
-		return len(res.BackToBack) > 0
-	case reports.TableRecovery:
-		return len(res.Recovery) > 0
-	case reports.TableProbe:
-		return len(res.Probes) > 0
-	}
-	return false
-}
-
-func presentTables(res *rfc2544.Results) string {
-	var s []string
-	for _, t := range reports.Tables {
-		if hasTable(res, t) {
-			s = append(s, string(t))
-		}
-	}
-	if len(s) == 0 {
-		return "none"
-	}
-	return strings.Join(s, ", ")
-}
-
-// onlyTest returns res reduced to the results of table t (all of res when t
-// is empty); the metadata stays.
-func onlyTest(res *rfc2544.Results, t reports.Table) *rfc2544.Results {
-	if t == "" {
-		return res
-	}
-	sub := *res
-	sub.Throughput, sub.Latency, sub.FrameLoss, sub.BackToBack, sub.Recovery, sub.Probes = nil, nil, nil, nil, nil, nil
-	switch t {
-	case reports.TableThroughput, reports.TableSearchLog:
-		sub.Throughput = res.Throughput
-	case reports.TableLatency:
-		sub.Latency = res.Latency
-	case reports.TableFrameLoss:
-		sub.FrameLoss = res.FrameLoss
-	case reports.TableBackToBack:
-		sub.BackToBack = res.BackToBack
-	case reports.TableRecovery:
-		sub.Recovery = res.Recovery
-	case reports.TableProbe:
-		sub.Probes = res.Probes
-	}
-	return &sub
 }
 
 // parseInterspersed parses flags placed before, between or after the
@@ -334,9 +233,19 @@ func printVerbHelp(w io.Writer, help string, fs *flag.FlagSet) {
 	printFlags(w, fs)
 }
 
-func joinChartKinds(k []reports.ChartKind) string {
-	s := make([]string, len(k))
-	for i, x := range k {
+func joinChartKinds(k []reports.ChartKind) string { return joinNames(k) }
+
+// presentTables names the tables res holds, for an error ("none").
+func presentTables(res *rfc2544.Results) string {
+	if t := reports.TablesIn(res); len(t) > 0 {
+		return joinNames(t)
+	}
+	return "none"
+}
+
+func joinNames[T ~string](v []T) string {
+	s := make([]string, len(v))
+	for i, x := range v {
 		s[i] = string(x)
 	}
 	return strings.Join(s, ", ")

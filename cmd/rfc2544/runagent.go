@@ -81,7 +81,7 @@ func setupAgent(f *runFlags, set map[string]bool) (*agentTarget, []portConfig, e
 		return nil, nil, usagef("--agent %s: an %s address, but the test frames are %s; the control connection and the test traffic share the agent's address: give its %s address%s",
 			a.addr, famName(ip.Is6()), famName(f.ipv6), famName(f.ipv6), map[bool]string{false: " or pass --ipv6", true: ""}[f.ipv6])
 	}
-	if !f.allowAny && !ip.IsLoopback() && !inBenchmarkRange(ip) {
+	if !f.allowAny && !ip.IsLoopback() && !trials.InBenchmarkRange(ip) {
 		return nil, nil, usagef("--agent %s: outside the benchmark ranges 198.18.0.0/15 and 2001:2::/48 that RFC 6815 asks test traffic to stay in; "+
 			"renumber the test network into them, or pass --allow-any-destination if this network is isolated and you accept the risk", a.addr)
 	}
@@ -162,7 +162,7 @@ func openAgent(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, 
 		c.Close()
 		return openedTester{}, usagef("--local %v: the connection to the agent leaves from %v, the only address the agent sends to; drop --local or route the agent's address through %v", t.local, local, t.local)
 	}
-	if !s.flags.allowAny && !local.IsLoopback() && !inBenchmarkRange(local) {
+	if !s.flags.allowAny && !local.IsLoopback() && !trials.InBenchmarkRange(local) {
 		c.Close()
 		return openedTester{}, usagef("this host's address toward the agent, %v: outside the benchmark ranges 198.18.0.0/15 and 2001:2::/48 (RFC 6815); route the agent's address through the test network, or pass --allow-any-destination", local)
 	}

@@ -2,29 +2,13 @@ package main
 
 import (
 	"net/netip"
+
+	"github.com/rfc2544/rfc2544/trials"
 )
 
-// RFC 6815: benchmark traffic belongs on isolated test networks. These are
-// the address blocks RFC 2544 Appendix C (198.18.0.0/15, RFC 5735) and
-// RFC 5180 (2001:2::/48) set aside for it.
-var benchmarkPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("2001:2::/48"),
-}
-
-// inBenchmarkRange reports whether a is inside a benchmark address block.
-func inBenchmarkRange(a netip.Addr) bool {
-	a = a.Unmap()
-	for _, p := range benchmarkPrefixes {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
 // checkDestinations refuses any test address outside the benchmark blocks
-// unless allowAny is set. Every address of a port is a destination: the
+// (trials.BenchmarkPrefixes, RFC 6815) unless allowAny is set, naming the
+// flag that set it. Every address of a port is a destination: the
 // other port sends to it, and the gateway (the DUT) receives every frame.
 func checkDestinations(ports []portConfig, allowAny bool) error {
 	if allowAny {
@@ -42,7 +26,7 @@ func checkDestinations(ports []portConfig, allowAny bool) error {
 		} {
 			// Loopback traffic never leaves the host (the udp
 			// transport's no-DUT check).
-			if !a.addr.IsValid() || inBenchmarkRange(a.addr) || (p.socketOnly && a.addr.IsLoopback()) {
+			if !a.addr.IsValid() || trials.InBenchmarkRange(a.addr) || (p.socketOnly && a.addr.IsLoopback()) {
 				continue
 			}
 			return usagef("%s %s: outside the benchmark ranges 198.18.0.0/15 and 2001:2::/48 that RFC 6815 asks test traffic to stay in; "+

@@ -509,17 +509,9 @@ func readCalibration(path string) ([]trials.CalibrationPoint, error) {
 	if err != nil {
 		return nil, usagef("--calibration %s: %v; write one with 'rfc2544 calibrate --lab NAME --json > %s'", path, err, path)
 	}
-	var pts []trials.CalibrationPoint
-	if err := strictJSON(b, &pts); err != nil {
-		return nil, usagef("--calibration %s: not the JSON of 'rfc2544 calibrate --json': %w", path, err)
-	}
-	if len(pts) == 0 {
-		return nil, usagef("--calibration %s: no calibration points", path)
-	}
-	for _, p := range pts {
-		if p.FrameSize <= 0 || !(p.CeilingFPS > 0) {
-			return nil, usagef("--calibration %s: frame size %d has ceiling %g fps; want positive sizes and ceilings (run 'rfc2544 calibrate' again)", path, p.FrameSize, p.CeilingFPS)
-		}
+	pts, err := rfc2544.ParseCalibration(b)
+	if err != nil {
+		return nil, usagef("--calibration %s: %w", path, err)
 	}
 	return pts, nil
 }

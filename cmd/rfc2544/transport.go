@@ -83,7 +83,7 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 			return openedTester{}, fmt.Errorf("create temporary lab %s: %w", name, err)
 		}
 		ports = labPorts(st)
-		dut = labDUT(st, true)
+		dut = rfc2544.DUTInfo{Description: st.Description(true), Settings: st.Settings()}
 		pathMTU = min(st.A.MTU, st.B.MTU)
 		txCPU = st.TesterCPU()
 		qdiscPath = st.TesterQdisc
@@ -92,7 +92,7 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 		if err != nil {
 			return openedTester{}, fmt.Errorf("--lab %s: %w", s.labName, err)
 		}
-		dut = labDUT(st, false)
+		dut = rfc2544.DUTInfo{Description: st.Description(false), Settings: st.Settings()}
 		pathMTU = min(st.A.MTU, st.B.MTU)
 		txCPU = st.TesterCPU()
 		qdiscPath = st.TesterQdisc
@@ -152,32 +152,4 @@ func udpPort(p portConfig) trials.UDPPortConfig {
 
 func enginePort(p portConfig) trials.PortConfig {
 	return trials.PortConfig{Namespace: p.netns, Interface: p.iface, Addr: p.addr, Gateway: p.gateway, Addr6: p.addr6, Gateway6: p.gateway6}
-}
-
-// labDUT describes a lab's DUT for the results.
-func labDUT(st *lab.State, temporary bool) rfc2544.DUTInfo {
-	kind := "temporary lab"
-	if !temporary {
-		kind = "lab"
-	}
-	d := rfc2544.DUTInfo{
-		Description: fmt.Sprintf("%s %s: %s topology, %s DUT (%s)", kind, st.Name, st.Topology, st.DUT, st.Config.Summary()),
-		Settings:    map[string]string{"lab": st.Name, "topology": st.Topology.String(), "dut": st.DUT.String()},
-	}
-	c := st.Config
-	d.Settings["mtu_a"] = fmt.Sprint(c.MTUA)
-	d.Settings["mtu_b"] = fmt.Sprint(c.MTUB)
-	if c.AtoB.RateBps > 0 {
-		d.Settings["rate_ab_bps"] = fmt.Sprint(c.AtoB.RateBps)
-	}
-	if c.BtoA.RateBps > 0 {
-		d.Settings["rate_ba_bps"] = fmt.Sprint(c.BtoA.RateBps)
-	}
-	if c.AtoB.LossPercent > 0 {
-		d.Settings["loss_ab_percent"] = fmt.Sprint(c.AtoB.LossPercent)
-	}
-	if c.FWRules > 0 {
-		d.Settings["fw_rules"] = fmt.Sprint(c.FWRules)
-	}
-	return d
 }
