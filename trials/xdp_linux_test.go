@@ -1,0 +1,124 @@
+//go:build linux
+
+package trials
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rfc2544/rfc2544/internal/afxdp"
+	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/lab/labtest"
+)
+
+// openXDPEngine opens the xdp transport on a lab's ports; it skips, with
+// the reason, only where this kernel cannot run AF_XDP.
+func openXDPEngine(t *testing.T, cfg Config) *XDPEngine {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e, err := OpenXDP(ctx, cfg)
+	if errors.Is(err, afxdp.ErrNotSupported) {
+		t.Skipf("AF_XDP cannot run here: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("OpenXDP: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := e.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return e
+}
+
+func runXDPTrial(t *testing.T, e *XDPEngine, spec Spec) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := e.Run(ctx, spec)
+	if err != nil {
+		t.Fatalf("Run(%+v): %v", spec, err)
+	}
+	for _, s := range r.Streams {
+		t.Logf("stream %d %v: intended %.0f offered %.1f fps, sent %d rcvd %d lost %d reord %d dup %d late %d kdrops %d, lat min %d mean %.0f p99 %d max %d ns, tagged %d, maxlag %d",
+			s.ID, s.Direction, s.IntendedFPS, s.OfferedFPS, s.Sent, s.Received, s.Lost, s.Reordered, s.Duplicate, s.Late,
+			s.KernelDrops, s.Latency.MinNs, s.Latency.MeanNs, s.Latency.P99Ns, s.Latency.MaxNs, s.TaggedLatencyNs, s.MaxLagNs)
+	}
+	if r.TesterLimited {
+		t.Logf("tester-limited: %s", r.TesterLimitReason)
+	}
+	t.Logf("paths %+v", r.Paths)
+	return r
+}
+
+// TestXDPLoop: through the lab's kernel DUT, a low-rate bidirectional trial
+// arrives complete, in order, with a plausible latency, and Paths says which
+// AF_XDP path ran.
+func TestXDPLoop(t *testing.T) {
+	st := labtest.New(t, lab.Config{})
+	e := openXDPEngine(t, portsOf(st))
+	p := e.Paths()
+	if p.Transport != "xdp" || p.XDP == "" {
+		t.Errorf("paths %+v: want transport xdp and the AF_XDP mode", p)
+	}
+	spec := Spec{FrameSize: 64, RateFPS: 10000, Duration: time.Second, Settle: 300 * time.Millisecond, Learning: 50 * time.Millisecond,
+		Streams: []Stream{{ID: 1, Direction: AtoB}, {ID: 2, Direction: BtoA}}}
+	r := runXDPTrial(t, e, spec)
+	for _, s := range r.Streams {
+		if s.Sent < 9900 || s.Lost != 0 || s.Reordered != 0 || s.Duplicate != 0 {
+			t.Errorf("stream %d: sent %d lost %d reordered %d duplicate %d; want ~10000 sent, none lost, in order", s.ID, s.Sent, s.Lost, s.Reordered, s.Duplicate)
+		}
+		if s.Latency.MinNs <= 0 || s.Latency.MaxNs > int64(50*time.Millisecond) {
+			t.Errorf("stream %d: latency %d … %d ns, want positive and under 50 ms", s.ID, s.Latency.MinNs, s.Latency.MaxNs)
+		}
+	}
+	if r.TesterLimited {
+		t.Errorf("tester-limited at 10 kfps: %s", r.TesterLimitReason)
+	}
+	if a, b := e.ARPAnswered(); a+b == 0 {
+		t.Logf("no ARP request from the DUT answered (the DUT had the tester's addresses already)")
+	}
+}
+
+// TestXDPShaped: a DUT shaped to a rate R drawn now (40–200 Mbit/s, 512 or
+// 1518 B, RFC2544_SEED replays) carries a 2 s trial at 0.9 R without loss,
+// and a trial at 1.5 R loses about 1 − R/offered, not tester-limited.
+func TestXDPShaped(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("RFC2544_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("RFC2544_SEED=%q: want a decimal seed", s)
+		}
+		seed = v
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x2544))
+	rateBps := float64(uint64(40e6+rng.Float64()*160e6) / 1000 * 1000)
+	frame := []int{512, 1518}[rng.IntN(2)]
+	t.Logf("seed %d: %d B through a DUT shaped to %.0f bit/s", seed, frame, rateBps)
+	const limit = 100
+	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: uint64(rateBps), LimitPackets: limit}})
+	e := openXDPEngine(t, portsOf(st))
+	rFPS := rateBps / (float64(frame-4) * 8)
+	rb := runXDPTrial(t, e, oneWay(frame, 0.9*rFPS, 2*time.Second))
+	if below := rb.Streams[0]; below.Sent == 0 || below.Lost != 0 || rb.TesterLimited {
+		t.Errorf("%d B at 90%% of R: sent %d lost %d, tester-limited %v (%s); want no loss, not limited",
+			frame, below.Sent, below.Lost, rb.TesterLimited, rb.TesterLimitReason)
+	}
+	ra := runXDPTrial(t, e, oneWay(frame, 1.5*rFPS, 2*time.Second))
+	if ra.TesterLimited {
+		t.Errorf("%d B at 150%% of R: tester-limited (%s), want the DUT's loss", frame, ra.TesterLimitReason)
+	}
+	above := ra.Streams[0]
+	ideal := 100 * (1 - rFPS/above.OfferedFPS)
+	slack := 100 * (limit + 0.01*rFPS + 2) / float64(above.Sent)
+	if got := above.LossPercent(); got < ideal-slack-1 || got > ideal+1 {
+		t.Errorf("%d B at 150%% of R: loss %.2f%%, want %.2f%% (−%.2f for queue and burst) ±1", frame, got, ideal, slack)
+	}
+}
