@@ -26,3 +26,8 @@ func (e *XDPEngine) Paths() Paths { return Paths{} }
 
 // Close does nothing.
 func (e *XDPEngine) Close() error { return nil }
+
+// GenerateXDP returns an error: AF_XDP is Linux-only.
+func GenerateXDP(ctx context.Context, c GenConfig) (GenResult, error) {
+	return GenResult{}, errXDPNotSupported
+}
