@@ -55,7 +55,7 @@ func OpenXDP(ctx context.Context, cfg Config) (*XDPEngine, error) {
 		if err != nil {
 			e.Close()
 			if errors.Is(err, afxdp.ErrNotSupported) {
-				return nil, fmt.Errorf("the xdp transport cannot run: %w (%w: try --transport raw)", err, ErrNotSupported)
+				return nil, fmt.Errorf("the xdp transport is %w here (nothing was sent): %w; --transport raw runs the same trials over AF_PACKET", ErrNotSupported, err)
 			}
 			return nil, err
 		}
