@@ -122,3 +122,59 @@ func TestXDPShaped(t *testing.T) {
 		t.Errorf("%d B at 150%% of R: loss %.2f%%, want %.2f%% (−%.2f for queue and burst) ±1", frame, got, ideal, slack)
 	}
 }
+
+// TestXDPRelayAccounting: on the relay DUT (delay, reordering, duplicates)
+// the xdp transport's per-stream counts equal the relay's own, as the raw
+// transport's do: the same trial runs on raw, then on xdp, each checked
+// against the relay's counters over its own trial.
+func TestXDPRelayAccounting(t *testing.T) {
+	const d = 2 * time.Millisecond
+	st := labtest.New(t, lab.Config{DUT: lab.DUTRelay, Relay: lab.RelayConfig{Delay: d, ReorderPercent: 2,
+		ReorderGap: time.Millisecond, DuplicatePercent: 1, Seed: 7}})
+	spec := oneWay(64, 5000, 2*time.Second)
+	check := func(name string, run func() Result) {
+		before, err := st.RelayStats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := run().Streams[0]
+		after, err := st.RelayStats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dup := after.AtoB.Duplicated - before.AtoB.Duplicated
+		reo := after.AtoB.Reordered - before.AtoB.Reordered
+		t.Logf("%s: reordered %d (relay %d), duplicate %d (relay %d), lost %d, latency min %v", name, s.Reordered, reo, s.Duplicate, dup, s.Lost,
+			time.Duration(s.Latency.MinNs))
+		if s.Duplicate != dup || dup == 0 {
+			t.Errorf("%s: duplicates %d, relay %d; want equal and non-zero", name, s.Duplicate, dup)
+		}
+		if s.Reordered != reo || reo == 0 {
+			t.Errorf("%s: reordered %d, relay %d; want equal and non-zero", name, s.Reordered, reo)
+		}
+		if s.Lost != 0 {
+			t.Errorf("%s: lost %d, want 0", name, s.Lost)
+		}
+		if m := time.Duration(s.Latency.MinNs); m < d || m > d+300*time.Microsecond {
+			t.Errorf("%s: latency min %v, want %v … %v", name, m, d, d+300*time.Microsecond)
+		}
+	}
+	raw := openEngine(t, portsOf(st))
+	check("raw", func() Result { return runTrial(t, raw, spec) })
+	if err := raw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	x := openXDPEngine(t, portsOf(st))
+	check("xdp", func() Result { return runXDPTrial(t, x, spec) })
+}
+
+// TestXDPRandomLoss: a DUT dropping 1 % at random shows 1 ± 0.3 points of
+// loss through the xdp transport.
+func TestXDPRandomLoss(t *testing.T) {
+	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{LossPercent: 1}})
+	e := openXDPEngine(t, portsOf(st))
+	s := runXDPTrial(t, e, oneWay(64, 20000, 2*time.Second)).Streams[0]
+	if got := s.LossPercent(); got < 0.7 || got > 1.3 {
+		t.Errorf("loss %.3f%%, want 1 ± 0.3", got)
+	}
+}
