@@ -178,3 +178,37 @@ func TestXDPRandomLoss(t *testing.T) {
 		t.Errorf("loss %.3f%%, want 1 ± 0.3", got)
 	}
 }
+
+// TestXDPTesterLimited: on an unshaped DUT, a rate the xdp generator cannot
+// reach is flagged tester-limited, never reported as DUT loss or passed.
+func TestXDPTesterLimited(t *testing.T) {
+	st := labtest.New(t, lab.Config{})
+	e := openXDPEngine(t, portsOf(st))
+	r := runXDPTrial(t, e, oneWay(64, 20e6, time.Second))
+	if !r.TesterLimited || r.Passed(100) {
+		t.Errorf("20 Mfps: tester-limited %v (%q), passed %v; want flagged, not passed", r.TesterLimited, r.TesterLimitReason, r.Passed(100))
+	}
+	if s := r.Streams[0]; s.OfferedFPS >= 20e6 {
+		t.Errorf("offered %.0f fps: more than the generator can send", s.OfferedFPS)
+	}
+}
+
+// TestXDPGenerate: the generator-only mode sends a paced second at the
+// rate asked and says which AF_XDP path ran.
+func TestXDPGenerate(t *testing.T) {
+	st := labtest.New(t, lab.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := GenerateXDP(ctx, GenConfig{Namespace: st.A.Namespace, Interface: st.A.Interface,
+		DstMAC: []byte{0x02, 0, 0, 0, 0, 1}, SrcIP: st.A.IPv4.Addr(), DstIP: st.B.IPv4.Addr(), FrameSize: 64, RateFPS: 20000, Duration: time.Second})
+	if errors.Is(err, afxdp.ErrNotSupported) {
+		t.Skipf("AF_XDP cannot run here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", res)
+	if res.Sent < 19800 || res.Sent > 20200 || res.OfferedFPS < 19800 || res.OfferedFPS > 20200 || res.Paths.XDP == "" {
+		t.Errorf("sent %d at %.0f fps (path %q), want 20000 ± 1 %% in 1 s and the AF_XDP path", res.Sent, res.OfferedFPS, res.Paths.XDP)
+	}
+}
