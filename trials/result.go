@@ -44,7 +44,7 @@ type Result struct {
 // Paths records the kernel facilities a trial ran on, so a report can say
 // how frames were sent, received and timed.
 type Paths struct {
-	// Transport is "raw", "udp" or "sim".
+	// Transport is "raw", "udp", "xdp" or "sim".
 	Transport string `json:"transport"`
 	// TX is the transmit path, e.g. "tx_ring", "sendmmsg", "sendto".
 	TX string `json:"tx,omitempty"`
@@ -55,6 +55,10 @@ type Paths struct {
 	QdiscBypass bool `json:"qdisc_bypass,omitempty"`
 	// RX is the receive path, e.g. "rx_ring", "recvmmsg".
 	RX string `json:"rx,omitempty"`
+	// XDP is the AF_XDP path of the xdp transport: XDP hook (native or
+	// generic), zero-copy or copy, need-wakeup, e.g. "native, copy,
+	// need-wakeup".
+	XDP string `json:"xdp,omitempty"`
 	// Timestamps is the receive timestamp source, e.g. "kernel-sw",
 	// "hardware", "user" (a clock read after receive), "sim".
 	Timestamps string `json:"timestamps,omitempty"`

@@ -37,3 +37,20 @@ var openUDPEngine = func(ctx context.Context, cfg trials.UDPConfig) (engine, err
 	}
 	return e, nil
 }
+
+// openXDPEngine opens the xdp transport (trials.OpenXDP): an AF_XDP socket
+// on each port; when AF_XDP cannot run its error says what is missing and
+// suggests --transport raw.
+var openXDPEngine = func(ctx context.Context, cfg trials.Config) (xdpEngine, error) {
+	e, err := trials.OpenXDP(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// xdpEngine is the xdp transport as the run uses it.
+type xdpEngine interface {
+	engine
+	Paths() trials.Paths
+}

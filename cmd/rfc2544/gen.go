@@ -33,6 +33,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		qdisc  = fs.Bool("qdisc", false, "send through the qdisc instead of PACKET_QDISC_BYPASS")
 		batch  = fs.Int("batch", 0, "frames per transmit call (0 = default)")
 		asJSON = fs.Bool("json", false, "print the result as JSON")
+		tport  = fs.String("transport", "raw", "transmit path: raw (AF_PACKET) or xdp (AF_XDP)")
 	)
 	fs.Func("rate", "intended frame `rate`, e.g. 100000, 148.8kpps or 1.488Mpps; 0 = as fast as possible", func(v string) (err error) {
 		if strings.TrimSpace(v) == "0" {
@@ -67,7 +68,15 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *dport > 65535 {
 		return usagef("gen --dport %d: want 0..65535", *dport)
 	}
-	res, err := trials.Generate(ctx, trials.GenConfig{Namespace: *ns, Interface: *dev, DstMAC: mac, SrcIP: src, DstIP: dst,
+	generate := trials.Generate
+	switch *tport {
+	case transportRaw:
+	case transportXDP:
+		generate = trials.GenerateXDP
+	default:
+		return usagef("gen --transport %s: want raw or xdp", quoteShort(*tport))
+	}
+	res, err := generate(ctx, trials.GenConfig{Namespace: *ns, Interface: *dev, DstMAC: mac, SrcIP: src, DstIP: dst,
 		DstPort: uint16(*dport), FrameSize: *frame, RateFPS: fps, Duration: *secs, NoTxRing: *noRing, QdiscPath: *qdisc, Batch: *batch})
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("gen: %w", err)
@@ -75,8 +84,12 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(res)
 	}
-	_, werr := fmt.Fprintf(stdout, "sent %d failed %d seconds %.6f offered_fps %.1f tx %s qdisc_bypass %v\n",
-		res.Sent, res.Failed, res.Seconds, res.OfferedFPS, res.Paths.TX, res.Paths.QdiscBypass)
+	xdp := ""
+	if res.Paths.XDP != "" {
+		xdp = " xdp " + strings.ReplaceAll(res.Paths.XDP, " ", "")
+	}
+	_, werr := fmt.Fprintf(stdout, "sent %d failed %d seconds %.6f offered_fps %.1f tx %s qdisc_bypass %v%s\n",
+		res.Sent, res.Failed, res.Seconds, res.OfferedFPS, res.Paths.TX, res.Paths.QdiscBypass, xdp)
 	return werr
 }
 

@@ -32,6 +32,7 @@ var testVerbs = []struct {
 const (
 	transportRaw = "raw"
 	transportUDP = "udp"
+	transportXDP = "xdp"
 	transportSim = "sim"
 )
 
@@ -84,7 +85,7 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 	fs.BoolVar(&f.jsonStream, "json-stream", false, "write the run as it goes to stdout, one JSON object a line (iperf3's convention): start, an interval a second of each trial, each trial's end, the end with the results")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the effective plan and the checks, send nothing")
-	fs.StringVar(&f.transport, "transport", "", "how traffic is made (`name`): raw (AF_PACKET, default), udp (kernel UDP sockets: any routed path, no root without namespaces; --addr-a/--addr-b alone) or sim (simulated DUT, no root)")
+	fs.StringVar(&f.transport, "transport", "", "how traffic is made (`name`): raw (AF_PACKET, default), udp (kernel UDP sockets: any routed path, no root without namespaces; --addr-a/--addr-b alone), xdp (AF_XDP on two ports: root, Linux with XDP) or sim (simulated DUT, no root)")
 	fs.StringVar(&f.search, "search", "", "throughput search `mode`: mlr (RFC 9971: NDR and PDR in one search, the default), binary, step or combo")
 	fs.Var(&f.resolution, "resolution", "binary search resolution in `percent` points of line rate, e.g. 0.5, or relative to the highest pass with a %, e.g. 0.5% (the default)")
 	fs.StringVar(&f.goals, "goals", "", "mlr search goals as `NAME=LOSS%` pairs, comma-separated, e.g. NDR=0,PDR=0.5% (default: the profile's)")

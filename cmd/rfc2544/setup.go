@@ -62,9 +62,9 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		s.transport = transportRaw
 	}
 	switch s.transport {
-	case transportRaw, transportSim, transportUDP:
+	case transportRaw, transportSim, transportUDP, transportXDP:
 	default:
-		return nil, usagef("--transport %s: unknown; use raw (AF_PACKET on two ports), udp (kernel UDP sockets, any routed path) or sim (simulated DUT, no root)", quoteShort(s.transport))
+		return nil, usagef("--transport %s: unknown; use raw (AF_PACKET on two ports), udp (kernel UDP sockets, any routed path), xdp (AF_XDP on two ports) or sim (simulated DUT, no root)", quoteShort(s.transport))
 	}
 	agentT, agentPorts, err := setupAgent(f, set)
 	if err != nil {

@@ -18,7 +18,7 @@ var openTester = func(ctx context.Context, s *runSetup, logw io.Writer) (openedT
 	switch s.transport {
 	case transportSim:
 		return openSim(s, logw), nil
-	case transportRaw, transportUDP:
+	case transportRaw, transportUDP, transportXDP:
 		if s.agent != nil {
 			return openAgent(ctx, s, logw)
 		}
@@ -134,6 +134,16 @@ func openRaw(ctx context.Context, s *runSetup, logw io.Writer) (openedTester, er
 	}
 	if len(s.ceilings) > 0 {
 		cfg.CeilingFPS = trials.CeilingMap(s.ceilings)
+	}
+	if s.transport == transportXDP {
+		xeng, err := openXDPEngine(ctx, cfg)
+		if err != nil {
+			cleanup()
+			return openedTester{}, fmt.Errorf("open the xdp engine: %w", err)
+		}
+		fmt.Fprintf(logw, "transport xdp: %s\n", xeng.Paths().XDP)
+		cleanups = append(cleanups, func() { xeng.Close() })
+		return openedTester{tester: xeng, dut: dut, close: cleanup}, nil
 	}
 	eng, err := openEngine(ctx, cfg)
 	if err != nil {

@@ -1,0 +1,70 @@
+//go:build linux
+
+package trials
+
+import (
+	"context"
+	"fmt"
+	"net"
+
+	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/internal/afxdp"
+	"github.com/rfc2544/rfc2544/internal/nsutil"
+)
+
+// GenerateXDP is Generate over the xdp transport: one AF_XDP socket (TX
+// only) on queue 0 of the interface, frames prebuilt in its UMEM and
+// stamped in place (afxdp Generate). GenConfig's NoTxRing and QdiscPath do
+// not apply. Paths.XDP says which AF_XDP path ran.
+func GenerateXDP(ctx context.Context, c GenConfig) (GenResult, error) {
+	var res GenResult
+	if c.Duration <= 0 {
+		return res, fmt.Errorf("gen duration %v: must be positive, e.g. 5s", c.Duration)
+	}
+	if c.RateFPS < 0 {
+		return res, fmt.Errorf("gen rate %g: must be 0 (full speed) or positive", c.RateFPS)
+	}
+	if len(c.DstMAC) != 6 {
+		return res, fmt.Errorf("gen dst mac %q: want a 6-byte MAC", c.DstMAC)
+	}
+	if !c.AllowAnyDestination && (!benchNet4.Contains(c.DstIP) || !benchNet4.Contains(c.SrcIP)) {
+		return res, fmt.Errorf("gen addresses %v -> %v: outside %v (RFC 6815)", c.SrcIP, c.DstIP, benchNet4)
+	}
+	if c.Batch <= 0 {
+		c.Batch = DefaultBatch
+	}
+	if m := afxdp.MaxFrameSize(afxdp.DefaultChunkSize); c.FrameSize > m {
+		return res, fmt.Errorf("gen frame %d: the xdp transport carries frames up to %d bytes: use --transport raw for jumbo frames", c.FrameSize, m)
+	}
+	var s *afxdp.Socket
+	var src net.HardwareAddr
+	err := nsutil.Do(c.Namespace, func() error {
+		ifi, err := net.InterfaceByName(c.Interface)
+		if err != nil {
+			return fmt.Errorf("no interface %q: %w (check --dev and --ns)", c.Interface, err)
+		}
+		src = ifi.HardwareAddr
+		s, err = afxdp.Open(afxdp.Config{Interface: c.Interface, TX: true})
+		return err
+	})
+	if err != nil {
+		return res, fmt.Errorf("gen on %s: %w", c.Interface, err)
+	}
+	defer s.Close()
+	tpl, err := framing.NewTemplate(framing.TemplateConfig{SrcMAC: src, DstMAC: c.DstMAC,
+		SrcIP: c.SrcIP, DstIP: c.DstIP, DstPort: c.DstPort, FrameSize: c.FrameSize})
+	if err != nil {
+		return res, err
+	}
+	if err := s.PrepareTx([]afxdp.TxStream{{ID: 1, Templates: []*framing.Template{tpl}}}); err != nil {
+		return res, err
+	}
+	g, err := s.Generate(ctx, 0, 1, c.RateFPS, c.Duration, c.Batch)
+	p := xdpPaths(s.Features(), s.Features())
+	p.RX, p.Timestamps = "", ""
+	res = GenResult{Sent: g.Sent, Seconds: g.Seconds, OfferedFPS: g.OfferedFPS, Paths: p}
+	if err != nil && ctx.Err() == nil {
+		return res, err
+	}
+	return res, ctx.Err()
+}

@@ -1,0 +1,366 @@
+//go:build linux
+
+package trials
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/internal/afxdp"
+	"github.com/rfc2544/rfc2544/internal/wait"
+)
+
+// XDPEngine is the xdp transport: on each port one AF_XDP socket on queue 0
+// (package internal/afxdp: frames prebuilt in the UMEM from the framing
+// templates and stamped in place, kernel receive timestamps from the XDP
+// program) and an AF_PACKET control socket for ARP and neighbor discovery.
+// Trials run through the same skeleton as the raw transport's (pacing,
+// per-stream accounting, tester-limit verdicts). Open it once with OpenXDP,
+// Run many trials, Close it.
+type XDPEngine struct {
+	engineState
+	cfg   Config
+	ports [2]*xdpPort
+	macs  [2][6]byte
+	macs6 [2][6]byte
+	paths Paths
+	trial xdpTrial
+}
+
+// xdpTrial is the xdp transport's per-trial state.
+type xdpTrial struct {
+	tx    [2][]*streamState // each port's streams, in PrepareTx order
+	drops [2]uint64
+}
+
+// OpenXDP opens both ports (AF_XDP socket and control socket), and resolves
+// the DUT's MAC on each side by ARP. When AF_XDP cannot run here the error
+// wraps ErrNotSupported (and afxdp.ErrNotSupported), names what is missing
+// and suggests the raw transport; nothing has been sent then.
+func OpenXDP(ctx context.Context, cfg Config) (*XDPEngine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("engine config: %w", err)
+	}
+	cfg = cfg.withDefaults()
+	e := &XDPEngine{cfg: cfg, engineState: engineState{name: "xdp engine"}}
+	for i, pc := range []PortConfig{cfg.A, cfg.B} {
+		p, err := openXDPPort([]string{"A", "B"}[i], pc, cfg)
+		if err != nil {
+			e.Close()
+			if errors.Is(err, afxdp.ErrNotSupported) {
+				return nil, fmt.Errorf("the xdp transport is %w here (nothing was sent): %w; --transport raw runs the same trials over AF_PACKET", ErrNotSupported, err)
+			}
+			return nil, err
+		}
+		e.ports[i] = p
+	}
+	e.paths = xdpPaths(e.ports[0].xsk.Features(), e.ports[1].xsk.Features())
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, p := range e.ports {
+		wg.Go(func() { e.macs[i], errs[i] = p.resolve(cfg.ResolveTimeout, false, false) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("learn the DUT's addresses: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// xdpPaths describes the AF_XDP path of the two ports (the weaker when
+// they differ): Paths.XDP is afxdp.Features' summary, e.g. "native, copy,
+// need-wakeup".
+func xdpPaths(a, b afxdp.Features) Paths {
+	f := a
+	if b.XDPMode == "generic" {
+		f.XDPMode = "generic"
+	}
+	f.ZeroCopy = a.ZeroCopy && b.ZeroCopy
+	f.NeedWakeup = a.NeedWakeup && b.NeedWakeup
+	if b.RxTimestamp == "user" {
+		f.RxTimestamp = "user"
+	}
+	p := Paths{Transport: "xdp", TX: "af_xdp", RX: "af_xdp", XDP: f.String(), Timestamps: "user"}
+	if f.RxTimestamp == "xdp" {
+		p.Timestamps = "kernel-xdp"
+	}
+	return p
+}
+
+// Paths reports the AF_XDP path the engine runs (Paths.XDP: native or
+// generic XDP, zero-copy or copy).
+func (e *XDPEngine) Paths() Paths {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.paths
+}
+
+// DUTMAC returns the DUT's MAC learned on port A (0) or B (1).
+func (e *XDPEngine) DUTMAC(side int) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return net.HardwareAddr(e.macs[side][:]).String()
+}
+
+// ARPAnswered reports how many ARP requests for the tester's addresses the
+// engine has answered on ports A and B.
+func (e *XDPEngine) ARPAnswered() (a, b uint64) {
+	return e.ports[0].arpAnswered.Load(), e.ports[1].arpAnswered.Load()
+}
+
+// Close detaches the XDP programs and closes the sockets.
+func (e *XDPEngine) Close() error {
+	return e.closeOnce(func() (errs []error) {
+		for _, p := range e.ports {
+			if p != nil {
+				errs = append(errs, p.close())
+			}
+		}
+		return errs
+	})
+}
+
+// Run runs one trial (see Engine.Run: the same skeleton and rules).
+func (e *XDPEngine) Run(ctx context.Context, spec Spec) (Result, error) {
+	return runTransport(ctx, e, spec, false)
+}
+
+var _ transport = (*XDPEngine)(nil)
+
+func (e *XDPEngine) engine() *engineState { return &e.engineState }
+
+func (e *XDPEngine) rules() trialRules {
+	return trialRules{maxRateFPS: e.cfg.MaxRateFPS, tol: e.cfg.TesterLimitTolerance, maxLag: e.cfg.MaxLag, batch: e.cfg.Batch, pacedBursts: true}
+}
+
+func (e *XDPEngine) portName(i int) string { return "xdp port " + e.ports[i].name }
+
+func (e *XDPEngine) prepare(spec Spec) error {
+	e.trial = xdpTrial{}
+	proto := framing.IPv4UDP
+	if spec.IPv6 {
+		proto = framing.IPv6UDP
+		for _, p := range e.ports {
+			if !p.cfg.Addr6.IsValid() || !p.cfg.Gateway6.IsValid() {
+				return fmt.Errorf("trial ipv6: %s has no addr6 and gateway6: configure the port's IPv6 address and the DUT's", p.where())
+			}
+		}
+	}
+	for _, p := range e.ports {
+		if err := framing.ValidateFrameSize(spec.FrameSize, proto, false, p.mtu); err != nil {
+			return fmt.Errorf("trial frame_size on %s (MTU %d): %w", p.where(), p.mtu, err)
+		}
+	}
+	if m := afxdp.MaxFrameSize(afxdp.DefaultChunkSize); spec.FrameSize > m {
+		return fmt.Errorf("trial frame_size %d: the xdp transport carries frames up to %d bytes (no AF_XDP multi-buffer yet): use --transport raw for jumbo frames",
+			spec.FrameSize, m)
+	}
+	return nil
+}
+
+// learn sends learning frames (ARP, or ND for IPv6) on both sides and waits
+// Spec.Learning, as the raw transport does.
+func (e *XDPEngine) learn(ctx context.Context, spec Spec) error {
+	if spec.Learning <= 0 && !spec.IPv6 {
+		return nil
+	}
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, p := range e.ports {
+		if spec.IPv6 {
+			wg.Go(func() { e.macs6[i], errs[i] = p.resolve(e.cfg.ResolveTimeout, spec.Learning > 0, true) })
+		} else {
+			wg.Go(func() { e.macs[i], errs[i] = p.resolve(e.cfg.ResolveTimeout, true, false) })
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("learning: %w", err)
+	}
+	return wait.Sleep(ctx, spec.Learning)
+}
+
+// stream builds st's templates, one per flow; ready writes them into the
+// sending port's UMEM.
+func (e *XDPEngine) stream(st *streamState, from, to int, spec Spec) error {
+	for f := 0; f < max(st.spec.Flows, 1); f++ {
+		dmac, src, dst := e.macs[from], e.ports[from].cfg.Addr.Addr(), e.ports[to].cfg.Addr.Addr()
+		if spec.IPv6 {
+			dmac, src, dst = e.macs6[from], e.ports[from].cfg.Addr6.Addr(), e.ports[to].cfg.Addr6.Addr()
+		}
+		tpl, err := framing.NewTemplate(framing.TemplateConfig{
+			SrcMAC:    e.ports[from].mac[:],
+			DstMAC:    dmac[:],
+			SrcIP:     src,
+			DstIP:     dst,
+			SrcPort:   framing.DefaultSrcPort + uint16(f),
+			DstPort:   framing.DefaultDstPort,
+			FrameSize: spec.FrameSize,
+		})
+		if err != nil {
+			return fmt.Errorf("stream %d: %w", st.spec.ID, err)
+		}
+		st.tpls = append(st.tpls, tpl)
+	}
+	e.trial.tx[from] = append(e.trial.tx[from], st)
+	return nil
+}
+
+// ready splits each sending port's TX chunks between its streams and
+// writes their frames once (afxdp PrepareTx).
+func (e *XDPEngine) ready(context.Context, Spec) error {
+	for i, sts := range e.trial.tx {
+		if len(sts) == 0 {
+			continue
+		}
+		txs := make([]afxdp.TxStream, len(sts))
+		for k, st := range sts {
+			txs[k] = afxdp.TxStream{ID: st.spec.ID, Templates: st.tpls}
+		}
+		if err := e.ports[i].xsk.PrepareTx(txs); err != nil {
+			return fmt.Errorf("%s: %w", e.ports[i].where(), err)
+		}
+	}
+	return nil
+}
+
+func (e *XDPEngine) receive(runID uint8, spec Spec, rx [2]*rxTrial) error {
+	for i, p := range e.ports {
+		if err := p.startRx(rx[i], e.cfg.RxCPU-1); err != nil {
+			for _, q := range e.ports[:i] {
+				_, _ = q.stopRx()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *XDPEngine) sender(i int, streams []*streamState, runID uint8, spec Spec, stop *atomic.Bool) trialTx {
+	return &xdpTx{p: e.ports[i], streams: streams, runID: runID, stop: stop, cpu: e.cfg.TxCPU - 1,
+		hardStop: hardStop(spec), tagAfter: spec.TagAfter}
+}
+
+func (e *XDPEngine) stopReceive(rxStreams [2][]*streamState) (drops [2]uint64, err error) {
+	var errs []error
+	for i, p := range e.ports {
+		n, err := p.stopRx()
+		errs = append(errs, err)
+		if len(rxStreams[i]) > 0 {
+			drops[i] = n
+		}
+	}
+	e.trial.drops = drops
+	if err := errors.Join(errs...); err != nil {
+		return drops, fmt.Errorf("read receive counters: %w", err)
+	}
+	return drops, nil
+}
+
+func (e *XDPEngine) collect(res *Result, txs [2]trialTx) { res.Paths = e.paths }
+
+func (e *XDPEngine) passOn(int, StreamResult, bool, []string) bool { return true }
+
+func (e *XDPEngine) dropReason(i int, n uint64) string {
+	return fmt.Sprintf("xdp port %s: the receiving AF_XDP socket dropped %d frames (RX ring full or no free fill chunk)", e.ports[i].name, n)
+}
+
+// judge adds the calibrated ceiling, as the raw transport does.
+func (e *XDPEngine) judge(res *Result, lim *limits, spec Spec, loads [2]float64) {
+	lim.add(false, ceilingReasons(e.cfg.CeilingFPS, spec.FrameSize, loads, res.LossPercent(), e.cfg.TesterLimitTolerance))
+}
+
+func (e *XDPEngine) release() { e.trial.tx = [2][]*streamState{} }
+
+// xdpTx is one port's transmitter of a trial: paceLoop over afxdp's Send.
+type xdpTx struct {
+	p        *xdpPort
+	streams  []*streamState
+	runID    uint8
+	stop     *atomic.Bool
+	cpu      int
+	hardStop time.Duration
+	tagAfter time.Duration
+}
+
+// xdpFlushTimeout bounds the wait for the kernel to complete the frames
+// still on the TX ring when the trial's sending ends.
+const xdpFlushTimeout = time.Second
+
+// xdpBusyWait bounds how long one batch waits for TX room (the kernel not
+// sending at all): the rest of the batch is then not sent and the stream
+// falls behind its plan (tester-limited).
+const xdpBusyWait = 100 * time.Millisecond
+
+func (t *xdpTx) run() error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer txThread(t.cpu)()
+	return paceLoop(t, t.streams, t.hardStop, t.tagAfter, t.stop)
+}
+
+// queue stamps and queues n frames of stream i; when the stream's chunks or
+// the TX ring are busy it waits for completions (the kernel sending) and
+// re-reads the clock, so the stamps stay true. A sender that cannot keep up
+// falls behind its pacer, which the skeleton reports as tester-limited.
+func (t *xdpTx) queue(i int, s *streamState, n int, ns int64) (int64, error) {
+	done := 0
+	var busySince time.Time
+	for done < n {
+		k, err := t.p.xsk.Send(i, n-done, t.runID, s.queued, ns)
+		if err != nil {
+			return ns, err
+		}
+		s.queued += uint64(k)
+		done += k
+		if k > 0 {
+			busySince = time.Time{}
+			continue
+		}
+		if busySince.IsZero() {
+			busySince = time.Now()
+		} else if t.stop.Load() || time.Since(busySince) > xdpBusyWait {
+			break // the frames not queued leave the stream behind its plan
+		}
+		runtime.Gosched()
+		ns = time.Now().UnixNano()
+	}
+	s.lastNs = ns
+	return ns, nil
+}
+
+func (t *xdpTx) push() error { return nil }
+
+func (t *xdpTx) idle() {}
+
+// flush waits until the kernel has completed every queued frame; those are
+// the frames sent. Frames still in flight after xdpFlushTimeout were not
+// sent: they are counted failed (the tester's limit, never the DUT's loss).
+func (t *xdpTx) flush() error {
+	_ = t.p.xsk.Flush(xdpFlushTimeout) // what it leaves in flight is counted below
+	now := time.Now().UnixNano()
+	left := uint64(t.p.xsk.InFlight())
+	for k := len(t.streams) - 1; k >= 0; k-- {
+		s := t.streams[k]
+		f := min(left, s.queued)
+		s.failed += f
+		left -= f
+		s.sent = s.queued - f
+		if s.sent > 0 {
+			s.drainNs = now
+		}
+	}
+	return nil
+}

@@ -1,0 +1,214 @@
+//go:build linux
+
+package trials
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rfc2544/rfc2544/internal/afxdp"
+	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/lab/labtest"
+)
+
+// openXDPEngine opens the xdp transport on a lab's ports; it skips, with
+// the reason, only where this kernel cannot run AF_XDP.
+func openXDPEngine(t *testing.T, cfg Config) *XDPEngine {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e, err := OpenXDP(ctx, cfg)
+	if errors.Is(err, afxdp.ErrNotSupported) {
+		t.Skipf("AF_XDP cannot run here: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("OpenXDP: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := e.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return e
+}
+
+func runXDPTrial(t *testing.T, e *XDPEngine, spec Spec) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := e.Run(ctx, spec)
+	if err != nil {
+		t.Fatalf("Run(%+v): %v", spec, err)
+	}
+	for _, s := range r.Streams {
+		t.Logf("stream %d %v: intended %.0f offered %.1f fps, sent %d rcvd %d lost %d reord %d dup %d late %d kdrops %d, lat min %d mean %.0f p99 %d max %d ns, tagged %d, maxlag %d",
+			s.ID, s.Direction, s.IntendedFPS, s.OfferedFPS, s.Sent, s.Received, s.Lost, s.Reordered, s.Duplicate, s.Late,
+			s.KernelDrops, s.Latency.MinNs, s.Latency.MeanNs, s.Latency.P99Ns, s.Latency.MaxNs, s.TaggedLatencyNs, s.MaxLagNs)
+	}
+	if r.TesterLimited {
+		t.Logf("tester-limited: %s", r.TesterLimitReason)
+	}
+	t.Logf("paths %+v", r.Paths)
+	return r
+}
+
+// TestXDPLoop: through the lab's kernel DUT, a low-rate bidirectional trial
+// arrives complete, in order, with a plausible latency, and Paths says which
+// AF_XDP path ran.
+func TestXDPLoop(t *testing.T) {
+	st := labtest.New(t, lab.Config{})
+	e := openXDPEngine(t, portsOf(st))
+	p := e.Paths()
+	if p.Transport != "xdp" || p.XDP == "" {
+		t.Errorf("paths %+v: want transport xdp and the AF_XDP mode", p)
+	}
+	spec := Spec{FrameSize: 64, RateFPS: 10000, Duration: time.Second, Settle: 300 * time.Millisecond, Learning: 50 * time.Millisecond,
+		Streams: []Stream{{ID: 1, Direction: AtoB}, {ID: 2, Direction: BtoA}}}
+	r := runXDPTrial(t, e, spec)
+	for _, s := range r.Streams {
+		if s.Sent < 9900 || s.Lost != 0 || s.Reordered != 0 || s.Duplicate != 0 {
+			t.Errorf("stream %d: sent %d lost %d reordered %d duplicate %d; want ~10000 sent, none lost, in order", s.ID, s.Sent, s.Lost, s.Reordered, s.Duplicate)
+		}
+		if s.Latency.MinNs <= 0 || s.Latency.MaxNs > int64(50*time.Millisecond) {
+			t.Errorf("stream %d: latency %d … %d ns, want positive and under 50 ms", s.ID, s.Latency.MinNs, s.Latency.MaxNs)
+		}
+	}
+	if r.TesterLimited {
+		t.Errorf("tester-limited at 10 kfps: %s", r.TesterLimitReason)
+	}
+	if a, b := e.ARPAnswered(); a+b == 0 {
+		t.Logf("no ARP request from the DUT answered (the DUT had the tester's addresses already)")
+	}
+}
+
+// TestXDPShaped: a DUT shaped to a rate R drawn now (40–200 Mbit/s, 512 or
+// 1518 B, RFC2544_SEED replays) carries a 2 s trial at 0.9 R without loss,
+// and a trial at 1.5 R loses about 1 − R/offered, not tester-limited.
+func TestXDPShaped(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("RFC2544_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("RFC2544_SEED=%q: want a decimal seed", s)
+		}
+		seed = v
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x2544))
+	rateBps := float64(uint64(40e6+rng.Float64()*160e6) / 1000 * 1000)
+	frame := []int{512, 1518}[rng.IntN(2)]
+	t.Logf("seed %d: %d B through a DUT shaped to %.0f bit/s", seed, frame, rateBps)
+	const limit = 100
+	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: uint64(rateBps), LimitPackets: limit}})
+	e := openXDPEngine(t, portsOf(st))
+	rFPS := rateBps / (float64(frame-4) * 8)
+	rb := runXDPTrial(t, e, oneWay(frame, 0.9*rFPS, 2*time.Second))
+	if below := rb.Streams[0]; below.Sent == 0 || below.Lost != 0 || rb.TesterLimited {
+		t.Errorf("%d B at 90%% of R: sent %d lost %d, tester-limited %v (%s); want no loss, not limited",
+			frame, below.Sent, below.Lost, rb.TesterLimited, rb.TesterLimitReason)
+	}
+	ra := runXDPTrial(t, e, oneWay(frame, 1.5*rFPS, 2*time.Second))
+	if ra.TesterLimited {
+		t.Errorf("%d B at 150%% of R: tester-limited (%s), want the DUT's loss", frame, ra.TesterLimitReason)
+	}
+	above := ra.Streams[0]
+	ideal := 100 * (1 - rFPS/above.OfferedFPS)
+	slack := 100 * (limit + 0.01*rFPS + 2) / float64(above.Sent)
+	if got := above.LossPercent(); got < ideal-slack-1 || got > ideal+1 {
+		t.Errorf("%d B at 150%% of R: loss %.2f%%, want %.2f%% (−%.2f for queue and burst) ±1", frame, got, ideal, slack)
+	}
+}
+
+// TestXDPRelayAccounting: on the relay DUT (delay, reordering, duplicates)
+// the xdp transport's per-stream counts equal the relay's own, as the raw
+// transport's do: the same trial runs on raw, then on xdp, each checked
+// against the relay's counters over its own trial.
+func TestXDPRelayAccounting(t *testing.T) {
+	const d = 2 * time.Millisecond
+	st := labtest.New(t, lab.Config{DUT: lab.DUTRelay, Relay: lab.RelayConfig{Delay: d, ReorderPercent: 2,
+		ReorderGap: time.Millisecond, DuplicatePercent: 1, Seed: 7}})
+	spec := oneWay(64, 5000, 2*time.Second)
+	check := func(name string, run func() Result) {
+		before, err := st.RelayStats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := run().Streams[0]
+		after, err := st.RelayStats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dup := after.AtoB.Duplicated - before.AtoB.Duplicated
+		reo := after.AtoB.Reordered - before.AtoB.Reordered
+		t.Logf("%s: reordered %d (relay %d), duplicate %d (relay %d), lost %d, latency min %v", name, s.Reordered, reo, s.Duplicate, dup, s.Lost,
+			time.Duration(s.Latency.MinNs))
+		if s.Duplicate != dup || dup == 0 {
+			t.Errorf("%s: duplicates %d, relay %d; want equal and non-zero", name, s.Duplicate, dup)
+		}
+		if s.Reordered != reo || reo == 0 {
+			t.Errorf("%s: reordered %d, relay %d; want equal and non-zero", name, s.Reordered, reo)
+		}
+		if s.Lost != 0 {
+			t.Errorf("%s: lost %d, want 0", name, s.Lost)
+		}
+		if m := time.Duration(s.Latency.MinNs); m < d || m > d+300*time.Microsecond {
+			t.Errorf("%s: latency min %v, want %v … %v", name, m, d, d+300*time.Microsecond)
+		}
+	}
+	raw := openEngine(t, portsOf(st))
+	check("raw", func() Result { return runTrial(t, raw, spec) })
+	if err := raw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	x := openXDPEngine(t, portsOf(st))
+	check("xdp", func() Result { return runXDPTrial(t, x, spec) })
+}
+
+// TestXDPRandomLoss: a DUT dropping 1 % at random shows 1 ± 0.3 points of
+// loss through the xdp transport.
+func TestXDPRandomLoss(t *testing.T) {
+	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{LossPercent: 1}})
+	e := openXDPEngine(t, portsOf(st))
+	s := runXDPTrial(t, e, oneWay(64, 20000, 2*time.Second)).Streams[0]
+	if got := s.LossPercent(); got < 0.7 || got > 1.3 {
+		t.Errorf("loss %.3f%%, want 1 ± 0.3", got)
+	}
+}
+
+// TestXDPTesterLimited: on an unshaped DUT, a rate the xdp generator cannot
+// reach is flagged tester-limited, never reported as DUT loss or passed.
+func TestXDPTesterLimited(t *testing.T) {
+	st := labtest.New(t, lab.Config{})
+	e := openXDPEngine(t, portsOf(st))
+	r := runXDPTrial(t, e, oneWay(64, 20e6, time.Second))
+	if !r.TesterLimited || r.Passed(100) {
+		t.Errorf("20 Mfps: tester-limited %v (%q), passed %v; want flagged, not passed", r.TesterLimited, r.TesterLimitReason, r.Passed(100))
+	}
+	if s := r.Streams[0]; s.OfferedFPS >= 20e6 {
+		t.Errorf("offered %.0f fps: more than the generator can send", s.OfferedFPS)
+	}
+}
+
+// TestXDPGenerate: the generator-only mode sends a paced second at the
+// rate asked and says which AF_XDP path ran.
+func TestXDPGenerate(t *testing.T) {
+	st := labtest.New(t, lab.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := GenerateXDP(ctx, GenConfig{Namespace: st.A.Namespace, Interface: st.A.Interface,
+		DstMAC: []byte{0x02, 0, 0, 0, 0, 1}, SrcIP: st.A.IPv4.Addr(), DstIP: st.B.IPv4.Addr(), FrameSize: 64, RateFPS: 20000, Duration: time.Second})
+	if errors.Is(err, afxdp.ErrNotSupported) {
+		t.Skipf("AF_XDP cannot run here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", res)
+	if res.Sent < 19800 || res.Sent > 20200 || res.OfferedFPS < 19800 || res.OfferedFPS > 20200 || res.Paths.XDP == "" {
+		t.Errorf("sent %d at %.0f fps (path %q), want 20000 ± 1 %% in 1 s and the AF_XDP path", res.Sent, res.OfferedFPS, res.Paths.XDP)
+	}
+}
