@@ -50,8 +50,11 @@ func TestUDPLoopback(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			spec := Spec{FrameSize: tt.size, IPv6: tt.ipv6, Streams: tt.streams, RateFPS: 20000, Duration: 200 * time.Millisecond,
-				Settle: 50 * time.Millisecond, TagAfter: 100 * time.Millisecond}
+			// 1 s: a 2-3 ms hiccup of this VM at the end of a 200 ms
+			// trial put the offered rate 1.16 % below the intended one,
+			// a tester limit (CI, 2026-12-01).
+			spec := Spec{FrameSize: tt.size, IPv6: tt.ipv6, Streams: tt.streams, RateFPS: 20000, Duration: time.Second,
+				Settle: 50 * time.Millisecond, TagAfter: 500 * time.Millisecond}
 			res, err := e.Run(context.Background(), spec)
 			if err != nil {
 				t.Fatalf("Run: %v", err)
@@ -62,8 +65,8 @@ func TestUDPLoopback(t *testing.T) {
 			for _, s := range res.Streams {
 				t.Logf("stream %d %v: sent %d received %d lost %d reordered %d dup %d offered %.0f fps latency p50 %d ns tagged %d ns",
 					s.ID, s.Direction, s.Sent, s.Received, s.Lost, s.Reordered, s.Duplicate, s.OfferedFPS, s.Latency.P50Ns, s.TaggedLatencyNs)
-				if s.Sent != 4000 || s.Received != s.Sent || s.Duplicate != 0 || s.Late != 0 {
-					t.Errorf("stream %d: sent %d received %d dup %d late %d, want 4000 sent, all received once", s.ID, s.Sent, s.Received, s.Duplicate, s.Late)
+				if s.Sent != 20000 || s.Received != s.Sent || s.Duplicate != 0 || s.Late != 0 {
+					t.Errorf("stream %d: sent %d received %d dup %d late %d, want 20000 sent, all received once", s.ID, s.Sent, s.Received, s.Duplicate, s.Late)
 				}
 				if s.Latency.Count != s.Received || s.Latency.MinNs <= 0 || s.Latency.MaxNs > int64(time.Second) {
 					t.Errorf("stream %d latency %+v: want every frame timed, positive and under 1 s", s.ID, s.Latency)
