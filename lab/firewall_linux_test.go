@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rfc2544/rfc2544/internal/pending"
 	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/internal/pending"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/rfc2544"
