@@ -237,15 +237,29 @@ func (t *transmitter) waitRoom() error {
 
 // flush sends what is still pending and waits (up to 2 s) for the kernel to
 // release every slot. Frames it never took are withdrawn and counted failed.
+//
+// Frames are stamped when queued; a kernel that refuses to take them (a
+// full send buffer: back-pressure) takes the last of them later, and the
+// offered load is measured to when it did: the first kick that returns
+// without a refusal, after which no frame waits in the ring (sendto hands
+// every requested frame to the device before it returns). The release of
+// the slots that follows is not part of it: on a veth the kernel keeps a
+// frame's slot until the DUT is done with the frame, queue included (tens
+// of ms behind a full DUT queue), which is the DUT's time, not the tester's.
 func (t *transmitter) flush() error {
 	if t.ring == nil {
 		return nil
 	}
 	deadline := time.Now().Add(2 * time.Second)
 	waited := t.pending > 0
+	var takenNs int64 // when the kernel had taken every frame; 0 = not yet
 	for t.pending > 0 && time.Now().Before(deadline) {
+		refused := t.kickErrs
 		if err := t.kick(false); err != nil {
 			return err
+		}
+		if takenNs == 0 && t.kickErrs == refused {
+			takenNs = time.Now().UnixNano()
 		}
 		t.reclaim()
 		if t.pending > 0 {
@@ -253,13 +267,12 @@ func (t *transmitter) flush() error {
 		}
 	}
 	if waited && t.pending == 0 {
-		// Frames are stamped when queued; a DUT that holds the ring's
-		// slots (back-pressure) takes the last of them later. The
-		// offered load is measured to when it did.
-		now := time.Now().UnixNano()
+		if takenNs == 0 {
+			takenNs = time.Now().UnixNano()
+		}
 		for _, s := range t.streams {
 			if s.queued > 0 {
-				s.drainNs = max(s.drainNs, now)
+				s.drainNs = max(s.drainNs, takenNs)
 			}
 		}
 	}
