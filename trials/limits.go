@@ -37,32 +37,15 @@ func validateLimits(prefix string, maxRateFPS, tol float64) error {
 // burst) could hold every frame lost, the loss may be the tester's own: a
 // DUT at its limit cannot absorb any catch-up, however spread. It returns the reason, or "" when the rule does not apply.
 // Such a limit is transient (Result.TesterLimitTransient).
-//
-// Nor does it apply when frames were still lost well after the catch-up
-// ended (StreamResult.CatchUpEndNs, LastLossNs, both schedule times): once
-// the generator is back on schedule a DUT that keeps up drains what the
-// catch-up queued and loses nothing more, while an overloaded one loses to
-// the end of the trial. "Well after" is stallLossGrace of the trial's
-// length (at least 50 ms), for the queue to drain.
 func StallReason(r StreamResult, maxLag time.Duration) string {
 	lag := time.Duration(r.MaxLagNs)
 	burst := lag.Seconds() * r.IntendedFPS
 	if r.Lost == 0 || lag <= maxLag || float64(r.Lost) > burst {
 		return ""
 	}
-	if r.CatchUpEndNs > 0 && r.LastLossNs >= 0 {
-		grace := max(50*time.Millisecond, time.Duration(stallLossGrace*r.TxSeconds*1e9))
-		if time.Duration(r.LastLossNs) > time.Duration(r.CatchUpEndNs)+grace {
-			return ""
-		}
-	}
 	return fmt.Sprintf("stream %d: generator fell %.1f ms behind schedule and caught up with a burst of about %.0f frames, enough to explain the %d lost",
 		r.ID, float64(lag)/1e6, burst, r.Lost)
 }
-
-// stallLossGrace is the share of a trial's length after a catch-up during
-// which a loss may still be the catch-up's (StallReason).
-const stallLossGrace = 0.1
 
 // limits collects why a trial is tester-limited.
 type limits struct {

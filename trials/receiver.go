@@ -29,7 +29,6 @@ type streamState struct {
 	// peakOverspeed and burst record the catch-up (StreamResult).
 	peakOverspeed float64
 	burst         uint64
-	catchEnd      time.Duration // schedule time of the last batch sent catching up
 	// sentPub is sent as the transmitter last published it (paceLoop, once
 	// per round), for the interval sampler.
 	sentPub atomic.Uint64
@@ -206,7 +205,6 @@ func (s *streamState) result(intended float64) StreamResult {
 
 		CatchUpOverspeed:   s.peakOverspeed,
 		CatchUpBurstFrames: s.burst,
-		CatchUpEndNs:       int64(s.catchEnd),
 	}
 	r.Lost = r.Sent - r.Received
 	if end := max(s.lastNs, s.drainNs); s.sent > 0 && end > s.firstNs {

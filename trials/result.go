@@ -117,12 +117,6 @@ type StreamResult struct {
 	// absorb by the end of the schedule: they went out back to back with
 	// the last one.
 	CatchUpBurstFrames uint64 `json:"catch_up_burst_frames,omitempty"`
-	// CatchUpEndNs is the schedule time (ns from the first frame's) of the
-	// last batch the generator sent while catching up (behind schedule by
-	// more than Pacer.CatchUpAfter, or spreading a backlog); zero when it
-	// never fell behind. A stall cannot explain a loss that went on well
-	// after its catch-up ended (StallReason).
-	CatchUpEndNs int64 `json:"catch_up_end_ns,omitempty"`
 	// Latency summarizes every received frame's latency.
 	Latency LatencySummary `json:"latency"`
 	// TaggedLatencyNs is the latency of the tagged frame (Spec.TagAfter),

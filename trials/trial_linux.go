@@ -357,11 +357,7 @@ func (s *streamState) due(el time.Duration, ns int64, tagAfter time.Duration) (n
 	if s.firstNs == 0 {
 		s.firstNs = ns
 	} else if s.pacer.RateFPS > 0 {
-		lag := el - s.pacer.SendTime(s.queued)
-		s.maxLag = max(s.maxLag, lag)
-		if s.catch.Overspeed > 0 || lag > s.pacer.CatchUpAfter {
-			s.catchEnd = el
-		}
+		s.maxLag = max(s.maxLag, el-s.pacer.SendTime(s.queued))
 	}
 	if tagAfter > 0 && el >= tagAfter && s.tagSeq.Load() == math.MaxUint64 {
 		s.tagSeq.Store(s.queued)

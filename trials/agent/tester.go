@@ -367,7 +367,6 @@ func (t *Tester) run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 					out.Streams[i].MaxLagNs = r.MaxLagNs
 					out.Streams[i].CatchUpOverspeed = r.CatchUpOverspeed
 					out.Streams[i].CatchUpBurstFrames = r.CatchUpBurstFrames
-					out.Streams[i].CatchUpEndNs = r.CatchUpEndNs
 				}
 			}
 		}
