@@ -16,7 +16,8 @@ import (
 // mode, the round-trip latency timed on reflected frames; for B->A streams
 // the receive counters. remote is the agent's Results for the same trial.
 // A->B streams take their receive counters (Received, Reordered, Duplicate,
-// Late, KernelDrops, LastLossNs) from the agent, B->A streams their send
+// Late, KernelDrops, LastLossNs; one way also Latency and the latency
+// Trend) from the agent, B->A streams their send
 // counters from the agent; Lost is recomputed as Sent − Received.
 //
 // Latency: in LatencyOneWay mode each receiver's latency is kept (the agent's
@@ -52,7 +53,10 @@ func mergeResults(mode LatencyMode, local trials.Result, remote wire.Results) (t
 			m.Received, m.Reordered, m.Duplicate, m.Late = r.Received, r.Reordered, r.Duplicate, r.Late
 			m.KernelDrops, m.LastLossNs = r.KernelDrops, r.LastLossNs
 			if mode == LatencyOneWay {
-				m.Latency, m.TaggedLatencyNs = r.Latency, r.TaggedLatencyNs
+				// The latency trend too: the sustained-rate verdict
+				// (trials.Result.Sustained) reads it, and without it a
+				// queue that grew through an A->B trial went unseen.
+				m.Latency, m.TaggedLatencyNs, m.Trend = r.Latency, r.TaggedLatencyNs, r.Trend
 			}
 		case trials.BtoA:
 			m.Sent, m.IntendedFPS, m.OfferedFPS, m.TxSeconds = r.Sent, r.IntendedFPS, r.OfferedFPS, r.TxSeconds

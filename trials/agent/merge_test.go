@@ -16,6 +16,8 @@ func TestMergeResults(t *testing.T) {
 	rtt := trials.LatencySummary{Count: 10, MinNs: 2e6, MeanNs: 2.5e6, MaxNs: 3e6}
 	oneWayAgent := trials.LatencySummary{Count: 990, MinNs: 1e6, MeanNs: 1.2e6, MaxNs: 1.5e6}
 	oneWayLocal := trials.LatencySummary{Count: 1000, MinNs: 1.1e6, MeanNs: 1.3e6, MaxNs: 1.6e6}
+	// The agent's latency trend of A->B: its queue grew through the trial.
+	growing := &trials.LatencyTrend{BinNs: 1e7, SlopeNsPerS: 4e7, SlopeSENsPerS: 1e6, RiseNs: 4e7, StepNs: 3e7, LateSlopeNsPerS: 4e7, SpanS: 1}
 	local := trials.Result{Spec: spec, Paths: trials.Paths{Transport: "udp"}, Streams: []trials.StreamResult{
 		// A->B: what the controller sent, and the round trip of reflected frames.
 		{ID: 1, Direction: trials.AtoB, Sent: 1000, IntendedFPS: 1000, OfferedFPS: 999, TxSeconds: 1, Latency: rtt, TaggedLatencyNs: 2e6, LastLossNs: -1},
@@ -24,7 +26,7 @@ func TestMergeResults(t *testing.T) {
 	}}
 	remote := wire.Results{TrialID: 4, Streams: []trials.StreamResult{
 		{ID: 2, Direction: trials.BtoA, Sent: 1000, IntendedFPS: 1000, OfferedFPS: 998, TxSeconds: 1.001, TaggedLatencyNs: -1, LastLossNs: -1},
-		{ID: 1, Direction: trials.AtoB, Received: 990, Lost: 10, Duplicate: 2, Late: 1, KernelDrops: 0, Latency: oneWayAgent, TaggedLatencyNs: 1e6, LastLossNs: 5e8},
+		{ID: 1, Direction: trials.AtoB, Received: 990, Lost: 10, Duplicate: 2, Late: 1, KernelDrops: 0, Latency: oneWayAgent, TaggedLatencyNs: 1e6, LastLossNs: 5e8, Trend: growing},
 	}}
 	tests := []struct {
 		name string
@@ -39,7 +41,7 @@ func TestMergeResults(t *testing.T) {
 		}},
 		{name: "one way", mode: LatencyOneWay, want: []trials.StreamResult{
 			{ID: 1, Direction: trials.AtoB, Sent: 1000, IntendedFPS: 1000, OfferedFPS: 999, TxSeconds: 1, Received: 990, Lost: 10, Duplicate: 2, Late: 1,
-				Latency: oneWayAgent, TaggedLatencyNs: 1e6, LastLossNs: 5e8},
+				Latency: oneWayAgent, TaggedLatencyNs: 1e6, LastLossNs: 5e8, Trend: growing},
 			{ID: 2, Direction: trials.BtoA, Sent: 1000, IntendedFPS: 1000, OfferedFPS: 998, TxSeconds: 1.001, Received: 1000, Reordered: 1,
 				Latency: oneWayLocal, TaggedLatencyNs: 1e6, LastLossNs: -1},
 		}},
@@ -55,6 +57,10 @@ func TestMergeResults(t *testing.T) {
 			}
 			if got.Paths.Transport != "udp" || got.TesterLimited {
 				t.Errorf("paths %+v, tester-limited %v", got.Paths, got.TesterLimited)
+			}
+			// One way, the agent's trend reaches the sustained-rate verdict.
+			if ok, _ := got.Sustained(); ok != (tc.mode != LatencyOneWay) {
+				t.Errorf("sustained %v, want %v: the agent's A->B queue grew", ok, tc.mode != LatencyOneWay)
 			}
 		})
 	}
