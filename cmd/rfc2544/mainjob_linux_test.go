@@ -19,12 +19,13 @@ import (
 
 // TestMainJobShaped runs the README's main job (`run --lab`: the quick
 // profile, every default test; 64 B and one other RFC 2544 size) on a temporary
-// lab whose DUT is shaped to R = 40 Mbit/s with the lab's DEFAULT queue
-// (1000 packets) and bucket (10 ms at R = 50,000 bytes), and checks every
-// test's figures against the shaper. --line-rate 80mbit keeps every load
+// lab whose DUT is shaped to R = 30 Mbit/s with the lab's DEFAULT queue
+// (1000 packets) and bucket (10 ms at R = 37,500 bytes), and checks every
+// test's figures against the shaper. --line-rate 60mbit keeps every load
 // the job offers under the tester's ceiling through the lab's DUT (at 64 B
-// the line is 119 kfps; a 100 ms back-to-back burst of 64-byte frames
-// crossed the lab's DUT at 163 kfps here, 8.8 % short of a 179 kfps line)
+// the line is 89 kfps; a 100 ms back-to-back burst of 64-byte frames
+// crossed the lab's DUT at 105-108 kfps in CI on 2026-12-01, 10 % short of
+// an 80 Mbit/s line's 119 kfps, and at 163 kfps on a quiet box earlier)
 // and puts R at 50–70 % of the line, so
 // frame loss has points on both sides of R. It needs the search of issue 12
 // (helpers mlr and trend): on the default queue the search of ce6ef8b
@@ -49,11 +50,11 @@ import (
 //     measured on the 2-CPU lab host: 2605 at 512 B for a model of 2616,
 //     2244–2319 at 1024 B for 2299.)
 func TestMainJobShaped(t *testing.T) {
-	pending.Skip(t, 18, "exits 3 on this VM: a 100 ms back-to-back burst of 64-byte frames crosses the lab's DUT 9.7-11.7 % below even an 80 Mbit/s line (105-108 kfps for 119 kfps; 1 s trials at that rate reach 98.7 %), so back-to-back at 64 B is tester-limited and the run exits 3 before its figures are checked")
+	pending.Skip(t, 18, "since 925696c (bursts offered at the rate asked) the job exits 0 here, but at 64 B on this loaded VM: throughput 100.51 % and 101.13 % of R in two runs (+1 % is the window), back-to-back 5,649-6,138 frames for a model of 5,417 (the lab path held ~200 frames more than queue + bucket: 8,042-8,144 of an 8,928-frame burst crossed for 7,875 modelled), and once the 64 B throughput came out flow-controlled, which skips back-to-back")
 	needRoot(t)
 	const (
-		rateBps = 40e6
-		lineBps = 80e6
+		rateBps = 30e6
+		lineBps = 60e6
 		queue   = 1000              // lab default, packets
 		bucket  = rateBps / 8 / 100 // lab default: 10 ms at R, bytes
 	)
@@ -72,7 +73,7 @@ func TestMainJobShaped(t *testing.T) {
 	}
 	t.Logf("seed %d: sizes %v", seed, sizes)
 	out := filepath.Join(t.TempDir(), "out")
-	_, stderr, err := runCLI(t, context.Background(), "run", "--lab", "--rate", "40mbit", "--line-rate", "80mbit",
+	_, stderr, err := runCLI(t, context.Background(), "run", "--lab", "--rate", "30mbit", "--line-rate", "60mbit",
 		"--sizes", strings.Join(list, ","), "--out", out)
 	defer labGone(t, tempLabName())
 	if err != nil {
