@@ -537,6 +537,20 @@ func (m *mlr) measure(ctx context.Context, tg *mlrTarget, load float64) error {
 	return nil
 }
 
+// limitedBetween is the last tester-limited trial (not discarded) at a load
+// strictly between lo and hi (percent), or nil.
+func (m *mlr) limitedBetween(lo, hi float64) *TrialRecord {
+	var last *TrialRecord
+	for i := range m.s.out.Trials {
+		r := &m.s.out.Trials[i]
+		if r.Outcome == OutcomeTesterLimited && !r.Discarded &&
+			r.IntendedPercent > lo*(1+1e-9) && r.IntendedPercent < hi*(1-1e-9) {
+			last = r
+		}
+	}
+	return last
+}
+
 // conclude fills each goal's result and the legacy fields from the first,
 // and returns the last trial at the first goal's relevant lower bound.
 func (m *mlr) conclude() *TrialRecord {
@@ -566,7 +580,19 @@ func (m *mlr) conclude() *TrialRecord {
 			} else if ub == nil {
 				notes = append(notes, fmt.Sprintf("irregular: the maximum load %.4g%% is a lower bound (no upper bound)", lb.load))
 			} else if !gr.Regular {
-				notes = append(notes, fmt.Sprintf("irregular: bounds %.4g%%…%.4g%% wider than the goal width %g%%", lb.load, ub.load, g.WidthPercent))
+				if tl := m.limitedBetween(lb.load, ub.load); tl != nil {
+					// The search could not narrow the bounds because
+					// the tester could not carry the loads between
+					// them (it stopped at the trial cap): what is
+					// known is a lower bound, ≥ X.
+					gr.TesterLimited = true
+					if s.limited == nil {
+						s.limited = tl
+					}
+					notes = append(notes, fmt.Sprintf("≥ %.4g%% of line rate (tester-limited between it and the upper bound %.4g%%, at %.4g%%)", lb.load, ub.load, tl.IntendedPercent))
+				} else {
+					notes = append(notes, fmt.Sprintf("irregular: bounds %.4g%%…%.4g%% wider than the goal width %g%%", lb.load, ub.load, g.WidthPercent))
+				}
 			}
 		} else {
 			switch {

@@ -553,3 +553,90 @@ func TestMLRPersistentTesterLimit(t *testing.T) {
 		}
 	}
 }
+
+// bandTester is tester-limited (2.7 % short, as heldAndShortTester) at loads
+// in (loFPS, hiFPS] and clean elsewhere.
+type bandTester struct {
+	sim          *SimDUT
+	loFPS, hiFPS float64
+	// rng, when set, limits a trial in the band only with probability p.
+	rng *rand.Rand
+	p   float64
+}
+
+func (b *bandTester) Run(ctx context.Context, s trials.Spec) (trials.Result, error) {
+	if s.Duration == 0 || s.RateFPS <= b.loFPS || s.RateFPS > b.hiFPS || b.rng != nil && b.rng.Float64() >= b.p {
+		return b.sim.Run(ctx, s)
+	}
+	run := s
+	run.RateFPS = s.RateFPS * 0.973
+	res, err := b.sim.Run(ctx, run)
+	for i := range res.Streams {
+		res.Streams[i].IntendedFPS = s.RateFPS
+	}
+	res.Spec = s
+	res.TesterLimited, res.TesterLimitReason = true, "stream 1: generator offered 2.69% below the intended load"
+	return res, err
+}
+
+// TestMLRUpperBoundOutOfReach: the first trial, far above the capacity,
+// fails cleanly (an upper bound), then every load from half the capacity to
+// just above it meets a persistent tester limit. The search ends below the
+// limit; the upper bound it measured first is out of reach, so the result
+// is "≥ X, tester-limited above", not a DUT throughput with an irregular
+// width. (Found on the lab: a UDP search through a stalling host reported
+// 46 % of R as the DUT's, not tester-limited.)
+func TestMLRUpperBoundOutOfReach(t *testing.T) {
+	const size, c = 1518, 40.0
+	lr := framing.LineRateFPS(testLink, size)
+	sim := &SimDUT{LinkBps: testLink, CapacityBps: c / 100 * testLink, BufferFrames: 1000}
+	b := &bandTester{sim: sim, loFPS: 0.5 * c / 100 * lr, hiFPS: 1.05 * c / 100 * lr}
+	p := testPlan([]Test{TestThroughput}, size)
+	got, err := (&Runner{Tester: b, Plan: p, Sleep: noSleep}).Throughput(context.Background(), size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Found || !got.TesterLimited || got.IntendedPercent > 0.5*c*(1+1e-9) || got.IntendedPercent < 0.5*c*0.963 {
+		t.Errorf("found %v tester-limited %v at %.3f%% (%s %s); want ≥ X just below %.3f%%, tester-limited\n%s",
+			got.Found, got.TesterLimited, got.IntendedPercent, got.Reason, got.Note, 0.5*c, logTable(got.Trials))
+	}
+}
+
+// TestMLRTrialCapAmidTesterLimits: whatever the trial cap, a search that
+// ends with bounds wider than the goal width because the loads between them
+// met tester limits reports "≥ X, tester-limited", never an irregular DUT
+// throughput. (On the lab, a UDP search through a stalling host stopped at
+// the trial cap with 46 % of R as a lower bound, 96 % as an upper one and
+// tester-limited trials between, and reported 46 % as the DUT's.)
+func TestMLRTrialCapAmidTesterLimits(t *testing.T) {
+	const size, c = 1518, 40.0
+	lr := framing.LineRateFPS(testLink, size)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0xcab))
+	bad := 0
+	for i := range 400 {
+		sim := &SimDUT{LinkBps: testLink, CapacityBps: c / 100 * testLink, BufferFrames: 1000}
+		b := &bandTester{sim: sim, loFPS: 0.5 * c / 100 * lr, hiFPS: 1.05 * c / 100 * lr, rng: rng, p: 0.3 + 0.6*rng.Float64()}
+		p := testPlan([]Test{TestThroughput}, size)
+		p.Throughput.MaxTrials = 3 + i%18
+		got, err := (&Runner{Tester: b, Plan: p, Sleep: noSleep}).Throughput(context.Background(), size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Found || got.TesterLimited {
+			continue
+		}
+		g := got.Goals[0]
+		between := false
+		for _, r := range got.Trials {
+			between = between || r.Outcome == OutcomeTesterLimited && !r.Discarded &&
+				r.IntendedPercent > g.LowerPercent && r.IntendedPercent < g.UpperPercent
+		}
+		if g.HasUpper && !g.Regular && between && bad < 3 {
+			bad++
+			t.Errorf("max_trials %d, p %.2f: a DUT throughput %.3f%% with bounds %.3f…%.3f%% and tester limits between (%s)\n%s",
+				p.Throughput.MaxTrials, b.p, got.IntendedPercent, g.LowerPercent, g.UpperPercent, got.Note, logTable(got.Trials))
+		}
+	}
+}
