@@ -11,6 +11,7 @@ import (
 
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/rig"
 	"github.com/rfc2544/rfc2544/trials"
 )
 
@@ -28,17 +29,13 @@ var testVerbs = []struct {
 	{"b2b", "run the back-to-back test (RFC 2544 §26.4, RFC 9004) only", rfc2544.TestBackToBack},
 }
 
-// Transports.
+// Transports (rig's).
 const (
-	transportRaw = "raw"
-	transportUDP = "udp"
-	transportXDP = "xdp"
-	transportSim = "sim"
+	transportRaw = rig.Raw
+	transportUDP = rig.UDP
+	transportXDP = rig.XDP
+	transportSim = rig.Sim
 )
-
-// nominalLineRate is the line rate percentages refer to on a veth (the lab)
-// or the simulator, which have no line rate of their own: 1 Gbit/s.
-const nominalLineRate = 1e9
 
 // runFlags are the parsed flags of a run.
 type runFlags struct {
@@ -61,7 +58,7 @@ type runFlags struct {
 	maxLatency                                      durationFlag
 	latencyPercentile                               float64
 	lab                                             labFlag
-	portA, portB                                    portFlags
+	portA, portB                                    rig.PortInput
 	labFlags                                        *lab.Flags
 	agentF                                          agentFlags
 }
@@ -110,18 +107,18 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 	fs.StringVar(&f.lineRate, "line-rate", "", "line `rate` percentages refer to, e.g. 10G (default: the interface speed; 1G nominal for a lab/veth and sim)")
 	fs.StringVar(&f.maxRate, "max-rate", "", "`rate` cap per port, always in force, e.g. 1G (default: the line rate)")
 	fs.Var(&f.lab, "lab", "run on the lab `NAME` (from 'rfc2544 lab up'); with no name, create a temporary lab and remove it afterwards")
-	fs.StringVar(&f.portA.iface, "port-a", "", "tester `interface` of port A (DUT input side)")
-	fs.StringVar(&f.portB.iface, "port-b", "", "tester `interface` of port B (DUT output side)")
-	fs.StringVar(&f.portA.netns, "netns-a", "", "network `namespace` holding --port-a")
-	fs.StringVar(&f.portB.netns, "netns-b", "", "network `namespace` holding --port-b")
-	fs.StringVar(&f.portA.addr, "addr-a", "", "port A's IPv4 `address/len`, e.g. 198.18.1.2/24")
-	fs.StringVar(&f.portB.addr, "addr-b", "", "port B's IPv4 `address/len`, e.g. 198.19.1.2/24")
-	fs.StringVar(&f.portA.gw, "gw-a", "", "the DUT's IPv4 `address` on port A's side, e.g. 198.18.1.1")
-	fs.StringVar(&f.portB.gw, "gw-b", "", "the DUT's IPv4 `address` on port B's side, e.g. 198.19.1.1")
-	fs.StringVar(&f.portA.addr6, "addr6-a", "", "port A's IPv6 `address/len`, e.g. 2001:2:0:1::2/64")
-	fs.StringVar(&f.portB.addr6, "addr6-b", "", "port B's IPv6 `address/len`")
-	fs.StringVar(&f.portA.gw6, "gw6-a", "", "the DUT's IPv6 `address` on port A's side")
-	fs.StringVar(&f.portB.gw6, "gw6-b", "", "the DUT's IPv6 `address` on port B's side")
+	fs.StringVar(&f.portA.Interface, "port-a", "", "tester `interface` of port A (DUT input side)")
+	fs.StringVar(&f.portB.Interface, "port-b", "", "tester `interface` of port B (DUT output side)")
+	fs.StringVar(&f.portA.Netns, "netns-a", "", "network `namespace` holding --port-a")
+	fs.StringVar(&f.portB.Netns, "netns-b", "", "network `namespace` holding --port-b")
+	fs.StringVar(&f.portA.Addr, "addr-a", "", "port A's IPv4 `address/len`, e.g. 198.18.1.2/24")
+	fs.StringVar(&f.portB.Addr, "addr-b", "", "port B's IPv4 `address/len`, e.g. 198.19.1.2/24")
+	fs.StringVar(&f.portA.Gateway, "gw-a", "", "the DUT's IPv4 `address` on port A's side, e.g. 198.18.1.1")
+	fs.StringVar(&f.portB.Gateway, "gw-b", "", "the DUT's IPv4 `address` on port B's side, e.g. 198.19.1.1")
+	fs.StringVar(&f.portA.Addr6, "addr6-a", "", "port A's IPv6 `address/len`, e.g. 2001:2:0:1::2/64")
+	fs.StringVar(&f.portB.Addr6, "addr6-b", "", "port B's IPv6 `address/len`")
+	fs.StringVar(&f.portA.Gateway6, "gw6-a", "", "the DUT's IPv6 `address` on port A's side")
+	fs.StringVar(&f.portB.Gateway6, "gw6-b", "", "the DUT's IPv6 `address` on port B's side")
 	fs.StringVar(&f.calibration, "calibration", "", "tester ceilings `file` from 'rfc2544 calibrate --json': trials at or above the ceiling that lose frames are tester-limited")
 	fs.BoolVar(&f.allowAny, "allow-any-destination", false, "allow test addresses outside 198.18.0.0/15 and 2001:2::/48 (RFC 6815: isolated networks only)")
 	fs.BoolVar(&f.force, "force", false, "allow a port that carries the host's default route")
@@ -190,7 +187,7 @@ func flagError(err error) string {
 
 // runSetup is everything a run needs, checked, before anything is created.
 type runSetup struct {
-	agent     *agentTarget // --agent: port B is a remote agent
+	agent     *rig.Agent // --agent: port B is a remote agent
 	verb      string
 	flags     *runFlags
 	plan      rfc2544.Plan
@@ -199,8 +196,8 @@ type runSetup struct {
 	linkGiven bool   // the plan file sets link_bps (even to 0)
 	capBps    float64
 	capNote   string
-	ports     []portConfig // explicit ports (not a lab)
-	labName   string       // a named lab, or "" (see tempLab)
+	ports     []rig.Port // explicit ports (not a lab)
+	labName   string     // a named lab, or "" (see tempLab)
 	tempLab   bool
 	labCfg    lab.Config                // the temporary lab's settings
 	ceilings  []trials.CalibrationPoint // from --calibration

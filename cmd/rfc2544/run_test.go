@@ -17,6 +17,7 @@ import (
 
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/rig"
 	"github.com/rfc2544/rfc2544/trials"
 )
 
@@ -375,8 +376,8 @@ func TestDryRunPlanPrecedence(t *testing.T) {
 	want.Throughput.Search = rfc2544.SearchStep // file
 	want.Throughput.ResolutionPercent = 0.25    // flag: points, not relative
 	want.Throughput.ResolutionRelativePercent = 0
-	want.Trial.Retries = -1        // flag: --retries 0 is never
-	want.LinkBps = nominalLineRate // sim's nominal rate
+	want.Trial.Retries = -1            // flag: --retries 0 is never
+	want.LinkBps = rig.NominalLineRate // sim's nominal rate
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("effective plan (-want +got):\n%s", diff)
 	}

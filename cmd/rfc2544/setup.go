@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/internal/fileio"
-	"github.com/rfc2544/rfc2544/internal/netdev"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/rig"
 	"github.com/rfc2544/rfc2544/trials"
 )
 
@@ -79,7 +79,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 			labSet = append(labSet, "--"+n)
 		}
 	}
-	portsGiven := !f.portA.empty() || !f.portB.empty()
+	portsGiven := !f.portA.Empty() || !f.portB.Empty()
 	switch {
 	case s.transport == transportSim:
 		if f.lab.set || portsGiven {
@@ -116,44 +116,44 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 			return nil, fmt.Errorf("--lab %s: %w", f.lab.name, err)
 		}
 		s.labName = f.lab.name
-		s.ports = labPorts(st)
-	case s.transport == transportUDP && portsGiven && f.portA.iface == "" && f.portB.iface == "":
+		s.ports = rig.LabPorts(st)
+	case s.transport == transportUDP && portsGiven && f.portA.Interface == "" && f.portB.Interface == "":
 		// The UDP transport between two addresses: kernel sockets bound
 		// to them, no interface to open (and no root unless --netns-X).
 		if len(labSet) > 0 {
 			return nil, usagef("%s: a setting of a temporary lab (--lab with no name); drop it", labSet[0])
 		}
-		a, err := parseUDPPort("a", f.portA, f.ipv6)
+		a, err := rig.ParseUDPPort("a", f.portA, f.ipv6)
 		if err != nil {
 			return nil, err
 		}
-		b, err := parseUDPPort("b", f.portB, f.ipv6)
+		b, err := rig.ParseUDPPort("b", f.portB, f.ipv6)
 		if err != nil {
 			return nil, err
 		}
-		s.ports = []portConfig{a, b}
+		s.ports = []rig.Port{a, b}
 	case portsGiven:
 		if len(labSet) > 0 {
 			return nil, usagef("%s: a setting of a temporary lab (--lab with no name); drop it", labSet[0])
 		}
-		a, err := parsePort("a", f.portA)
+		a, err := rig.ParsePort("a", f.portA)
 		if err != nil {
 			return nil, err
 		}
-		b, err := parsePort("b", f.portB)
+		b, err := rig.ParsePort("b", f.portB)
 		if err != nil {
 			return nil, err
 		}
-		if a.iface == b.iface && a.netns == b.netns {
-			return nil, usagef("--port-a and --port-b are both %s: the two ports must be different interfaces, one on each side of the DUT", a.iface)
+		if a.Interface == b.Interface && a.Netns == b.Netns {
+			return nil, usagef("--port-a and --port-b are both %s: the two ports must be different interfaces, one on each side of the DUT", a.Interface)
 		}
-		if f.ipv6 && (!a.addr6.IsValid() || !b.addr6.IsValid()) {
+		if f.ipv6 && (!a.Addr6.IsValid() || !b.Addr6.IsValid()) {
 			return nil, usagef("--ipv6: give both ports IPv6 addresses with --addr6-a, --gw6-a, --addr6-b and --gw6-b")
 		}
-		if !f.ipv6 && (!a.addr.IsValid() || !b.addr.IsValid()) {
+		if !f.ipv6 && (!a.Addr.IsValid() || !b.Addr.IsValid()) {
 			return nil, usagef("--addr-a and --addr-b: IPv4 test frames need both ports' IPv4 addresses (or pass --ipv6)")
 		}
-		s.ports = []portConfig{a, b}
+		s.ports = []rig.Port{a, b}
 	default:
 		return nil, usagef("no ports: run on a lab (--lab for a temporary one, --lab NAME for one from 'rfc2544 lab up'), " +
 			"on two interfaces (--port-a IFACE --addr-a 198.18.1.2/24 --gw-a 198.18.1.1 --port-b ... ), or on the simulator (--transport sim)")
@@ -175,7 +175,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 
 	// Safety (RFC 6815), part one: addresses. The route check needs the
 	// interfaces and comes with the line rate below.
-	if err := checkDestinations(s.ports, f.allowAny); err != nil {
+	if err := rig.CheckDestinations(s.ports, f.allowAny); err != nil {
 		return nil, err
 	}
 
@@ -191,23 +191,9 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	}
 
 	// The line rate percentages refer to, and the ports' own checks.
-	var infos []netdev.Info
-	for _, p := range s.ports {
-		if p.fromLab || p.socketOnly {
-			continue
-		}
-		info, err := inspectPort(p)
-		if err != nil {
-			return nil, err
-		}
-		if info.CarriesDefault && !f.force {
-			return nil, usagef("--port-%s %s: carries the default route of %s, so test traffic could leave this host's network; use a dedicated test port, or pass --force if this is intended",
-				p.name, p.iface, nsName(p.netns))
-		}
-		if !info.Up {
-			return nil, usagef("--port-%s %s: the interface is down; bring it up with 'ip link set %s up'", p.name, p.iface, p.iface)
-		}
-		infos = append(infos, info)
+	inspected, err := rig.CheckPorts(s.ports, f.force)
+	if err != nil {
+		return nil, err
 	}
 	if s.resume == nil {
 		switch {
@@ -216,13 +202,13 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		case s.linkGiven || s.plan.LinkBps != 0:
 			s.lineNote = "from the plan file"
 		case s.transport == transportSim:
-			s.plan.LinkBps, s.lineNote = nominalLineRate, "nominal: the simulator has no line rate of its own; set --line-rate"
+			s.plan.LinkBps, s.lineNote = rig.NominalLineRate, "nominal: the simulator has no line rate of its own; set --line-rate"
 		case s.tempLab || s.labName != "":
-			s.plan.LinkBps, s.lineNote = nominalLineRate, "nominal: the lab's veth links have no line rate of their own; set --line-rate"
-		case len(s.ports) > 0 && s.ports[0].socketOnly:
-			s.plan.LinkBps, s.lineNote = nominalLineRate, "nominal: the udp transport between two addresses has no interface to read a line rate from; set --line-rate"
+			s.plan.LinkBps, s.lineNote = rig.NominalLineRate, "nominal: the lab's veth links have no line rate of their own; set --line-rate"
+		case len(s.ports) > 0 && s.ports[0].SocketOnly:
+			s.plan.LinkBps, s.lineNote = rig.NominalLineRate, "nominal: the udp transport between two addresses has no interface to read a line rate from; set --line-rate"
 		default:
-			bps, note, err := portLineRate(s.ports, infos)
+			bps, note, err := inspected.LineRate()
 			if err != nil {
 				return nil, err
 			}
@@ -268,49 +254,9 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	return s, nil
 }
 
-func nsName(ns string) string {
-	if ns == "" {
-		return "this host"
-	}
-	return "network namespace " + ns
-}
-
 // tempLabName names a temporary lab after the process, so two runs never
 // collide and a leftover is easy to trace.
 func tempLabName() string { return fmt.Sprintf("tmp-%d", os.Getpid()) }
-
-// labPorts converts a lab's state into the run's ports.
-func labPorts(st *lab.State) []portConfig {
-	conv := func(name string, p lab.Port) portConfig {
-		return portConfig{name: name, iface: p.Interface, netns: p.Namespace, addr: p.IPv4, gateway: p.GatewayV4,
-			addr6: p.IPv6, gateway6: p.GatewayV6, fromLab: true}
-	}
-	return []portConfig{conv("a", st.A), conv("b", st.B)}
-}
-
-// portLineRate is the line rate of two explicit ports: their speed (the
-// slower one), or the nominal 1 Gbit/s for veth (netdev.Info.LineRateBps).
-func portLineRate(ports []portConfig, infos []netdev.Info) (float64, string, error) {
-	var bps float64
-	var notes []string
-	for i, info := range infos {
-		p := ports[i]
-		v, nominal := info.LineRateBps()
-		switch {
-		case nominal:
-			notes = append(notes, fmt.Sprintf("%s is a veth: nominal %s", p.iface, formatBitRate(v)))
-		case v > 0:
-			notes = append(notes, fmt.Sprintf("%s reports %s", p.iface, formatBitRate(v)))
-		default:
-			return 0, "", usagef("--port-%s %s: its driver (%s) reports no link speed, so percentages would have no meaning; give the line rate with --line-rate, e.g. --line-rate 10G",
-				p.name, p.iface, orUnknown(info.Driver))
-		}
-		if bps == 0 || v < bps {
-			bps = v
-		}
-	}
-	return bps, strings.Join(notes, ", "), nil
-}
 
 // planFileError is a usage error naming --plan.
 func planFileError(path string, err error) error {
@@ -318,13 +264,6 @@ func planFileError(path string, err error) error {
 		return usagef("--plan %s: no such file; see testdata/plans/ for examples", path)
 	}
 	return usagef("--plan %w", err)
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
 }
 
 // buildPlan makes the effective plan of a new run: the profile's plan, the
