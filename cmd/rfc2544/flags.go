@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/internal/rate"
-	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
 // This file holds the flag values and parsers shared by the verbs. Every
@@ -66,71 +65,6 @@ func fixLabArg(args []string) []string {
 		out = append(out, a)
 	}
 	return out
-}
-
-// parseSizes reads --sizes: a comma-separated list of frame sizes in bytes,
-// FCS included. Their range is checked with the plan's frame_sizes
-// (rfc2544.Plan.Validate).
-func parseSizes(s string) ([]int, error) {
-	var sizes []int
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			return nil, fmt.Errorf("--sizes %s: an empty item; write them like --sizes 64,512,1518", quoteShort(s))
-		}
-		n, err := strconv.Atoi(f)
-		if err != nil {
-			return nil, fmt.Errorf("--sizes %s: %s is not a frame size in bytes; write them like --sizes 64,512,1518", quoteShort(s), quoteShort(f))
-		}
-		sizes = append(sizes, n)
-	}
-	return sizes, nil
-}
-
-// testNames maps the names accepted by --tests (and the verbs) to tests.
-var testNames = map[string]rfc2544.Test{
-	"throughput":      rfc2544.TestThroughput,
-	"latency":         rfc2544.TestLatency,
-	"loss":            rfc2544.TestFrameLoss,
-	"frame_loss":      rfc2544.TestFrameLoss,
-	"b2b":             rfc2544.TestBackToBack,
-	"back_to_back":    rfc2544.TestBackToBack,
-	"recovery":        rfc2544.TestRecovery,
-	"system_recovery": rfc2544.TestRecovery,
-}
-
-// parseTests reads --tests: a comma-separated list of tests, in the order
-// they are listed.
-func parseTests(s string) ([]rfc2544.Test, error) {
-	var tests []rfc2544.Test
-	seen := map[rfc2544.Test]bool{}
-	for _, f := range strings.Split(s, ",") {
-		f = strings.ToLower(strings.TrimSpace(f))
-		if f == "" {
-			return nil, fmt.Errorf("--tests %s: an empty item; e.g. --tests throughput,latency", quoteShort(s))
-		}
-		if f == "all" {
-			for _, t := range []rfc2544.Test{rfc2544.TestThroughput, rfc2544.TestLatency, rfc2544.TestFrameLoss, rfc2544.TestBackToBack} {
-				if !seen[t] {
-					seen[t] = true
-					tests = append(tests, t)
-				}
-			}
-			continue
-		}
-		t, ok := testNames[f]
-		if !ok {
-			return nil, fmt.Errorf("--tests %s: unknown test %s; choose from throughput, latency, loss, b2b, recovery or all", quoteShort(s), quoteShort(f))
-		}
-		if !seen[t] {
-			seen[t] = true
-			tests = append(tests, t)
-		}
-	}
-	if len(tests) == 0 {
-		return nil, fmt.Errorf("--tests %s: no test given; e.g. --tests throughput,latency", quoteShort(s))
-	}
-	return tests, nil
 }
 
 // parseBitRate reads a bit rate in the module's one rate grammar

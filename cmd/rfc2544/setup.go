@@ -303,16 +303,16 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 	if fixed != nil {
 		p.Tests = fixed
 	} else if set["tests"] {
-		if p.Tests, err = parseTests(f.tests); err != nil {
-			return p, usageError{err}
+		if p.Tests, err = rfc2544.ParseTests(f.tests); err != nil {
+			return p, usagef("--tests %s: %w", quoteShort(f.tests), err)
 		}
 	}
 	if set["ipv6"] {
 		p.IPv6 = f.ipv6
 	}
 	if set["sizes"] {
-		if p.FrameSizes, err = parseSizes(f.sizes); err != nil {
-			return p, usageError{err}
+		if p.FrameSizes, err = rfc2544.ParseFrameSizes(f.sizes); err != nil {
+			return p, usagef("--sizes %s: %w", quoteShort(f.sizes), err)
 		}
 	}
 	if f.jumbo {
