@@ -5,14 +5,7 @@ package main
 import (
 	"errors"
 	"os"
-	"runtime"
 )
-
-// hostAndKernel names the tester's host and its operating system.
-func hostAndKernel() (host, kernel string) {
-	host, _ = os.Hostname()
-	return host, runtime.GOOS
-}
 
 // outLock is a no-op here: this system has no flock, so two runs of one
 // output folder are not detected (unix systems refuse the second).

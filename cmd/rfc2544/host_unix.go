@@ -10,16 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// hostAndKernel names the tester's host and kernel for the results.
-func hostAndKernel() (host, kernel string) {
-	host, _ = os.Hostname()
-	var u unix.Utsname
-	if err := unix.Uname(&u); err == nil {
-		kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
-	}
-	return host, kernel
-}
-
 // outLock is an exclusive flock on an output folder, held by a run or a
 // resume from before it reads the journal until it exits. The kernel drops
 // it when the process ends, however it ends.

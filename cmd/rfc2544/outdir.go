@@ -10,17 +10,18 @@ import (
 	"strings"
 
 	"github.com/rfc2544/rfc2544/internal/fileio"
+	"github.com/rfc2544/rfc2544/rig"
 )
 
 // This file holds what the verbs share about files: the output folder's
 // lock, the one atomic writer, and bounded reads of input files.
 
 // journalName is the journal's file name in the output folder.
-const journalName = "journal.jsonl"
+const journalName = rig.JournalName
 
 // runFiles are the files a run writes into its folder; --overwrite removes
 // them, and a folder holding anything else is not a run's to take.
-var runFiles = []string{journalName, "results.json", "report.txt", "report.html"}
+var runFiles = rig.RunFiles
 
 // checkOutFree refuses an --out that exists and is not empty, unless
 // overwrite: a run never mixes into, or silently replaces, another's files.

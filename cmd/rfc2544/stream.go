@@ -2,14 +2,12 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/rfc2544/rfc2544/rfc2544"
-	"github.com/rfc2544/rfc2544/trials"
 )
 
 // Events of the journal's interval lines and of --json-stream (one JSON
@@ -78,20 +76,4 @@ func (s *jsonStream) emit(v any) error {
 		return s.err
 	}
 	return nil
-}
-
-// intervalTester gives every trial it runs an OnInterval that hands the
-// intervals to on.
-type intervalTester struct {
-	next rfc2544.Tester
-	on   func(trials.Interval)
-}
-
-var _ rfc2544.Tester = (*intervalTester)(nil)
-
-func (t *intervalTester) Run(ctx context.Context, spec trials.Spec) (trials.Result, error) {
-	if t.on != nil {
-		spec.OnInterval = t.on
-	}
-	return t.next.Run(ctx, spec)
 }
