@@ -57,21 +57,9 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	}
 
 	// Transport and ports.
-	s.transport = f.transport
-	if s.transport == "" {
-		s.transport = transportRaw
-	}
-	switch s.transport {
-	case transportRaw, transportSim, transportUDP, transportXDP:
-	default:
-		return nil, usagef("--transport %s: unknown; use raw (AF_PACKET on two ports), udp (kernel UDP sockets, any routed path), xdp (AF_XDP on two ports) or sim (simulated DUT, no root)", quoteShort(s.transport))
-	}
 	agentT, agentPorts, err := setupAgent(f, set)
 	if err != nil {
 		return nil, err
-	}
-	if agentT != nil {
-		s.agent, s.transport = agentT, transportUDP
 	}
 	var labSet []string
 	for _, n := range labSettingFlags {
@@ -79,84 +67,19 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 			labSet = append(labSet, "--"+n)
 		}
 	}
-	portsGiven := !f.portA.Empty() || !f.portB.Empty()
-	switch {
-	case s.transport == transportSim:
-		if f.lab.set || portsGiven {
-			return nil, usagef("--transport sim simulates the DUT and its ports; drop --lab and --port-a/--port-b, or use --transport raw")
-		}
-		if len(labSet) > 0 {
-			return nil, usagef("%s: a lab setting, but --transport sim has no lab; drop it", labSet[0])
-		}
-	case s.agent != nil:
-		if len(labSet) > 0 {
-			return nil, usagef("%s: a setting of a temporary lab, but --agent runs on a real path; drop it", labSet[0])
-		}
-		s.ports = agentPorts
-	case f.lab.set && portsGiven:
-		return nil, usagef("--lab and --port-a/--port-b: choose one; the lab provides both ports")
-	case f.lab.temporary():
-		cfg, err := f.labFlags.Config(tempLabName())
-		if err != nil {
-			return nil, usagef("temporary lab: %w", err)
-		}
-		s.tempLab, s.labCfg = true, cfg
-	case f.lab.set:
-		if len(labSet) > 0 {
-			return nil, usagef("%s: a setting of a temporary lab, but --lab %s names an existing one; set it with 'rfc2544 lab up', or use --lab alone", labSet[0], f.lab.name)
-		}
-		if err := lab.ValidateName(f.lab.name); err != nil {
-			return nil, usagef("--lab %s: %w", f.lab.name, err)
-		}
-		st, err := lab.Load(f.lab.name)
-		if err != nil {
-			if errors.Is(err, lab.ErrNotFound) {
-				return nil, usagef("--lab %s: no such lab is up; create it with 'rfc2544 lab up --name %s', or use --lab alone for a temporary one", f.lab.name, f.lab.name)
-			}
-			return nil, fmt.Errorf("--lab %s: %w", f.lab.name, err)
-		}
-		s.labName = f.lab.name
-		s.ports = rig.LabPorts(st)
-	case s.transport == transportUDP && portsGiven && f.portA.Interface == "" && f.portB.Interface == "":
-		// The UDP transport between two addresses: kernel sockets bound
-		// to them, no interface to open (and no root unless --netns-X).
-		if len(labSet) > 0 {
-			return nil, usagef("%s: a setting of a temporary lab (--lab with no name); drop it", labSet[0])
-		}
-		a, err := rig.ParseUDPPort("a", f.portA, f.ipv6)
-		if err != nil {
-			return nil, err
-		}
-		b, err := rig.ParseUDPPort("b", f.portB, f.ipv6)
-		if err != nil {
-			return nil, err
-		}
-		s.ports = []rig.Port{a, b}
-	case portsGiven:
-		if len(labSet) > 0 {
-			return nil, usagef("%s: a setting of a temporary lab (--lab with no name); drop it", labSet[0])
-		}
-		a, err := rig.ParsePort("a", f.portA)
-		if err != nil {
-			return nil, err
-		}
-		b, err := rig.ParsePort("b", f.portB)
-		if err != nil {
-			return nil, err
-		}
-		if a.Interface == b.Interface && a.Netns == b.Netns {
-			return nil, usagef("--port-a and --port-b are both %s: the two ports must be different interfaces, one on each side of the DUT", a.Interface)
-		}
-		if f.ipv6 && (!a.Addr6.IsValid() || !b.Addr6.IsValid()) {
-			return nil, usagef("--ipv6: give both ports IPv6 addresses with --addr6-a, --gw6-a, --addr6-b and --gw6-b")
-		}
-		if !f.ipv6 && (!a.Addr.IsValid() || !b.Addr.IsValid()) {
-			return nil, usagef("--addr-a and --addr-b: IPv4 test frames need both ports' IPv4 addresses (or pass --ipv6)")
-		}
-		s.ports = []rig.Port{a, b}
-	default:
-		return nil, usagef("no ports: run on a lab (--lab for a temporary one, --lab NAME for one from 'rfc2544 lab up'), " +
-			"on two interfaces (--port-a IFACE --addr-a 198.18.1.2/24 --gw-a 198.18.1.1 --port-b ... ), or on the simulator (--transport sim)")
+	labName := ""
+	if !f.lab.temporary() {
+		labName = f.lab.name
+	}
+	pl, err := rig.Place(rig.Where{Transport: f.transport, Lab: f.lab.set, LabName: labName, LabSettings: labSet,
+		TempLabConfig: func() (lab.Config, error) { return f.labFlags.Config(tempLabName()) },
+		PortA:         f.portA, PortB: f.portB, IPv6: f.ipv6, Agent: agentT, AgentPorts: agentPorts})
+	if err != nil {
+		return nil, err
+	}
+	s.transport, s.ports, s.labName, s.agent = pl.Transport, pl.Ports, pl.LabName, pl.Agent
+	if pl.TempLab != nil {
+		s.tempLab, s.labCfg = true, *pl.TempLab
 	}
 
 	if set["sim-mtu"] && (f.simMTU < 68 || f.simMTU > 65535) {
