@@ -2,7 +2,8 @@ package rig
 
 import (
 	"fmt"
-	"strconv"
+
+	quotepkg "github.com/rfc2544/rfc2544/internal/quote"
 )
 
 // InputError is bad input: a setting that cannot work, found before anything
@@ -15,16 +16,5 @@ func (e *InputError) Unwrap() error { return e.Err }
 
 func inputf(format string, a ...any) error { return &InputError{fmt.Errorf(format, a...)} }
 
-// quote is strconv.Quote of s cut to about 100 bytes, so a bad value of
-// megabytes does not flood the terminal.
-func quote(s string) string {
-	const max = 100
-	if len(s) <= max {
-		return strconv.Quote(s)
-	}
-	cut := max
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
-}
+// quote quotes a bad value for an error, cut short (internal/quote).
+func quote(s string) string { return quotepkg.Short(s) }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rfc2544/rfc2544/internal/fileio"
+	"github.com/rfc2544/rfc2544/internal/quote"
 	"github.com/rfc2544/rfc2544/rig"
 )
 
@@ -77,20 +78,10 @@ const (
 )
 
 // maxQuote is how much of a bad value an error message quotes.
-const maxQuote = 100
+const maxQuote = quote.Max
 
-// quoteShort is strconv.Quote of s cut to about maxQuote bytes, so a bad
-// value of megabytes does not flood the terminal.
-func quoteShort(s string) string {
-	if len(s) <= maxQuote {
-		return fmt.Sprintf("%q", s)
-	}
-	cut := maxQuote
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%q... (%d bytes)", s[:cut], len(s))
-}
+// quoteShort quotes a bad value, cut to about maxQuote bytes (quote.Short).
+func quoteShort(s string) string { return quote.Short(s) }
 
 // flagValue shows a flag's value as typed when it is short and plain, else
 // quoted (and cut).
@@ -100,8 +91,6 @@ func flagValue(v string) string {
 	}
 	return quoteShort(v)
 }
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // writeReportFile writes one file atomically (writeFilesAtomic), e.g. a
 // chart named by a flag.
