@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -106,30 +105,5 @@ func (f *durationFlag) Set(s string) error {
 		return fmt.Errorf("%s is negative; give a positive duration such as 60s", quoteShort(s))
 	}
 	f.d = d
-	return nil
-}
-
-// percentFlag is a number of percent ("0.5" or "0.5%"); its range is the
-// plan field's, checked by rfc2544.Plan.Validate. rel records the % sign
-// (--resolution: relative to the load).
-type percentFlag struct {
-	v   float64
-	rel bool
-}
-
-func (f *percentFlag) String() string {
-	if f == nil {
-		return ""
-	}
-	return strconv.FormatFloat(f.v, 'g', -1, 64)
-}
-
-func (f *percentFlag) Set(s string) error {
-	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
-	if err != nil || math.IsNaN(v) {
-		return fmt.Errorf("%s is not a number of percent, e.g. 0.5", quoteShort(s))
-	}
-	f.v = v
-	f.rel = strings.HasSuffix(strings.TrimSpace(s), "%")
 	return nil
 }

@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/rfc2544/rfc2544/internal/fileio"
 	"github.com/rfc2544/rfc2544/internal/quote"
@@ -82,15 +80,6 @@ const maxQuote = quote.Max
 
 // quoteShort quotes a bad value, cut to about maxQuote bytes (quote.Short).
 func quoteShort(s string) string { return quote.Short(s) }
-
-// flagValue shows a flag's value as typed when it is short and plain, else
-// quoted (and cut).
-func flagValue(v string) string {
-	if v != "" && len(v) <= maxQuote && strconv.Quote(v) == `"`+v+`"` && !strings.ContainsAny(v, " ,;") {
-		return v
-	}
-	return quoteShort(v)
-}
 
 // writeReportFile writes one file atomically (writeFilesAtomic), e.g. a
 // chart named by a flag.

@@ -39,40 +39,28 @@ const (
 
 // runFlags are the parsed flags of a run.
 type runFlags struct {
-	fs *flag.FlagSet
+	fs   *flag.FlagSet
+	plan *rfc2544.PlanFlags // the plan's flags (--tests, --sizes, --duration ...)
 
-	sizes, tests, profile, planFile, out, resume    string
-	transport, search, lineRate, maxRate            string
-	jumbo, json, bidir, ipv6, quiet, dryRun         bool
-	jsonStream                                      bool
-	noProbe, allowAny, force, overwrite             bool
-	duration, settle, learning, rest                rfc2544.Duration
-	latencyDuration, b2bCap                         rfc2544.Duration
-	resolution, lossTolerance, lossStep             percentFlag
-	latencyReps, b2bReps, maxTrials, flows, retries int
-	calibration                                     string
-	simCapacity                                     float64
-	simMTU                                          int
-	goals                                           string
-	allowBuffering                                  bool
-	maxLatency                                      durationFlag
-	latencyPercentile                               float64
-	lab                                             labFlag
-	portA, portB                                    rig.PortInput
-	labFlags                                        *lab.Flags
-	agentF                                          agentFlags
+	profile, planFile, out, resume string
+	transport, maxRate             string
+	json, quiet, dryRun            bool
+	jsonStream                     bool
+	allowAny, force, overwrite     bool
+	calibration                    string
+	simCapacity                    float64
+	simMTU                         int
+	lab                            labFlag
+	portA, portB                   rig.PortInput
+	labFlags                       *lab.Flags
+	agentF                         agentFlags
 }
 
 func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 	f := &runFlags{fs: flag.NewFlagSet(verb, flag.ContinueOnError)}
 	fs := f.fs
 	fs.SetOutput(io.Discard)
-	if fixed == nil {
-		fs.StringVar(&f.tests, "tests", "all", "`list` of tests to run, comma-separated: throughput, latency, loss, b2b, recovery or all")
-	}
-	fs.StringVar(&f.sizes, "sizes", "", "frame `sizes` in bytes with FCS, comma-separated (default 64,128,256,512,1024,1280,1518)")
-	fs.BoolVar(&f.jumbo, "jumbo", false, "add the jumbo sizes 2048,4096,8192,9018 (sizes the path cannot carry report zero throughput)")
-	fs.TextVar(&f.duration, "duration", rfc2544.Duration(0), "trial `duration` of throughput and frame loss trials, e.g. 60s")
+	f.plan = rfc2544.AddPlanFlags(fs, fixed == nil)
 	fs.StringVar(&f.profile, "profile", "", "preset `name`: rfc2544 (the standard's durations) or quick (short trials); default rfc2544, quick for a temporary lab")
 	fs.StringVar(&f.planFile, "plan", "", "YAML test plan `file` (see testdata/plans); flags override it")
 	fs.StringVar(&f.out, "out", "", "output `folder` for journal.jsonl, results.json and reports (default rfc2544-results-TIME)")
@@ -83,28 +71,6 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the effective plan and the checks, send nothing")
 	fs.StringVar(&f.transport, "transport", "", "how traffic is made (`name`): raw (AF_PACKET, default), udp (kernel UDP sockets: any routed path, no root without namespaces; --addr-a/--addr-b alone), xdp (AF_XDP on two ports: root, Linux with XDP) or sim (simulated DUT, no root)")
-	fs.StringVar(&f.search, "search", "", "throughput search `mode`: mlr (RFC 9971: NDR and PDR in one search, the default), binary, step or combo")
-	fs.Var(&f.resolution, "resolution", "binary search resolution in `percent` points of line rate, e.g. 0.5, or relative to the highest pass with a %, e.g. 0.5% (the default)")
-	fs.StringVar(&f.goals, "goals", "", "mlr search goals as `NAME=LOSS%` pairs, comma-separated, e.g. NDR=0,PDR=0.5% (default: the profile's)")
-	fs.BoolVar(&f.allowBuffering, "allow-buffering", false, "let a zero-loss trial whose queue grew through the trial (not sustained) pass")
-	fs.Var(&f.maxLatency, "max-latency", "latency-bounded throughput: a trial whose latency exceeds this `duration` fails, e.g. 30us")
-	fs.Float64Var(&f.latencyPercentile, "latency-percentile", 0, "the latency `percentile` --max-latency bounds: 50, 90, 99, 99.9 or 100 (the maximum, default)")
-	fs.Var(&f.lossTolerance, "loss-tolerance", "acceptable frame loss in `percent` (0 = RFC 2544 zero loss)")
-	fs.Var(&f.lossStep, "loss-step", "frame loss test load step in `percent`, e.g. 10")
-	fs.TextVar(&f.settle, "settle", rfc2544.Duration(0), "wait for late frames after each trial (`duration`, RFC 2544: 2s)")
-	fs.TextVar(&f.learning, "learning", rfc2544.Duration(0), "wait after learning frames (`duration`, RFC 2544: 2s)")
-	fs.TextVar(&f.rest, "rest", rfc2544.Duration(0), "idle time between trials (`duration`)")
-	fs.TextVar(&f.latencyDuration, "latency-duration", rfc2544.Duration(0), "latency stream `duration` (RFC 2544: 120s)")
-	fs.IntVar(&f.latencyReps, "latency-reps", 0, "latency repetitions (RFC 2544: 20)")
-	fs.TextVar(&f.b2bCap, "b2b-cap", rfc2544.Duration(0), "longest back-to-back burst `duration` (RFC 9004: 2s)")
-	fs.IntVar(&f.b2bReps, "b2b-reps", 0, "back-to-back repetitions (RFC 2544: 50)")
-	fs.IntVar(&f.maxTrials, "max-trials", 0, "cap on the trials of one throughput search")
-	fs.IntVar(&f.retries, "retries", 0, "`times` a trial is run again when this host stalled the generator (a transient tester limit, never DUT loss): 0 (or -1) never, at most 10 (default 2); a plan's trial.retries reads the same")
-	fs.IntVar(&f.flows, "flows", 0, "UDP flows per stream, so a multi-queue DUT spreads the load")
-	fs.BoolVar(&f.bidir, "bidir", false, "send from both ports at once (RFC 2544 §14)")
-	fs.BoolVar(&f.ipv6, "ipv6", false, "IPv6/UDP test frames (RFC 5180)")
-	fs.BoolVar(&f.noProbe, "no-probe", false, "skip the short low-rate path probe before each frame size")
-	fs.StringVar(&f.lineRate, "line-rate", "", "line `rate` percentages refer to, e.g. 10G (default: the interface speed; 1G nominal for a lab/veth and sim)")
 	fs.StringVar(&f.maxRate, "max-rate", "", "`rate` cap per port, always in force, e.g. 1G (default: the line rate)")
 	fs.Var(&f.lab, "lab", "run on the lab `NAME` (from 'rfc2544 lab up'); with no name, create a temporary lab and remove it afterwards")
 	fs.StringVar(&f.portA.Interface, "port-a", "", "tester `interface` of port A (DUT input side)")

@@ -43,5 +43,5 @@ func setupAgent(f *runFlags, set map[string]bool) (*rig.Agent, []rig.Port, error
 		return nil, nil, usagef("--calibration: tester ceilings apply to the raw transport; drop it with --agent")
 	}
 	return rig.ParseAgent(rig.AgentInput{Addr: a.addr, TokenFile: a.tokenFile, Local: a.local, ClockSync: a.clockSync,
-		Reverse: a.reverse, IPv6: f.ipv6, AllowAny: f.allowAny, Netns: f.portA.Netns})
+		Reverse: a.reverse, IPv6: f.plan.IPv6(), AllowAny: f.allowAny, Netns: f.portA.Netns})
 }

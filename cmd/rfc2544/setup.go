@@ -16,10 +16,6 @@ import (
 	"github.com/rfc2544/rfc2544/trials"
 )
 
-// jumboSizes are what --jumbo adds: the RFC 5180 sizes a 9000-byte MTU path
-// carries (9216 needs MTU 9198; ask for it with --sizes).
-var jumboSizes = []int{2048, 4096, 8192, 9018}
-
 // setupRun checks every flag and the plan, and resolves the ports, without
 // creating or sending anything.
 func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*runSetup, error) {
@@ -73,7 +69,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	}
 	pl, err := rig.Place(rig.Where{Transport: f.transport, Lab: f.lab.set, LabName: labName, LabSettings: labSet,
 		TempLabConfig: func() (lab.Config, error) { return f.labFlags.Config(tempLabName()) },
-		PortA:         f.portA, PortB: f.portB, IPv6: f.ipv6, Agent: agentT, AgentPorts: agentPorts})
+		PortA:         f.portA, PortB: f.portB, IPv6: f.plan.IPv6(), Agent: agentT, AgentPorts: agentPorts})
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +102,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	if s.resume != nil {
 		s.plan = s.resume.Header.Plan
 	} else {
-		p, err := buildPlan(s, fixed, set)
+		p, err := buildPlan(s, fixed)
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +136,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		// Not WithDefaults: the plan is complete (profile, file, flags),
 		// and a zero in it was given as zero, for Validate to refuse.
 		if err := s.plan.Validate(); err != nil {
-			return nil, planError(err, f, set)
+			return nil, planError(err, f)
 		}
 	} else {
 		s.lineNote = "from the journal"
@@ -191,7 +187,7 @@ func planFileError(path string, err error) error {
 
 // buildPlan makes the effective plan of a new run: the profile's plan, the
 // plan file over it, the flags over both.
-func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.Plan, error) {
+func buildPlan(s *runSetup, fixed []rfc2544.Test) (rfc2544.Plan, error) {
 	f := s.flags
 	profile := f.profile
 	if profile == "" && f.planFile != "" {
@@ -223,129 +219,18 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test, set map[string]bool) (rfc2544.
 		s.linkGiven = given["link_bps"]
 		p.Profile = profile
 	}
-	if fixed != nil {
-		p.Tests = fixed
-	} else if set["tests"] {
-		if p.Tests, err = rfc2544.ParseTests(f.tests); err != nil {
-			return p, usagef("--tests %s: %w", quoteShort(f.tests), err)
-		}
-	}
-	if set["ipv6"] {
-		p.IPv6 = f.ipv6
-	}
-	if set["sizes"] {
-		if p.FrameSizes, err = rfc2544.ParseFrameSizes(f.sizes); err != nil {
-			return p, usagef("--sizes %s: %w", quoteShort(f.sizes), err)
-		}
-	}
-	if f.jumbo {
-		for _, j := range jumboSizes {
-			if !slices.Contains(p.FrameSizes, j) {
-				p.FrameSizes = append(p.FrameSizes, j)
-			}
-		}
-	}
-	if set["line-rate"] {
-		if p.LinkBps, err = parseBitRate("--line-rate", f.lineRate); err != nil {
-			return p, usageError{err}
-		}
-	}
-	// The flags only set fields; Plan.Validate checks them with the plan
-	// file's fields, and planError names the flag of a bad one.
-	for _, d := range []struct {
-		name string
-		v    rfc2544.Duration
-		dst  *rfc2544.Duration
-	}{
-		{"duration", f.duration, &p.Trial.Duration},
-		{"settle", f.settle, &p.Trial.Settle},
-		{"learning", f.learning, &p.Trial.Learning},
-		{"rest", f.rest, &p.Trial.Rest},
-		{"latency-duration", f.latencyDuration, &p.Latency.Duration},
-		{"b2b-cap", f.b2bCap, &p.BackToBack.BurstCap},
-	} {
-		if set[d.name] {
-			*d.dst = d.v
-		}
-	}
-	if set["search"] {
-		p.Throughput.Search = rfc2544.Search(strings.ToLower(f.search))
-	}
-	if set["resolution"] {
-		if f.resolution.rel {
-			p.Throughput.ResolutionPercent, p.Throughput.ResolutionRelativePercent = 0, f.resolution.v
-		} else {
-			p.Throughput.ResolutionPercent, p.Throughput.ResolutionRelativePercent = f.resolution.v, 0
-		}
-	}
-	if err := setMLRFlags(f, set, &p); err != nil {
-		return p, err
-	}
-	for _, v := range []struct {
-		name string
-		v    float64
-		dst  *float64
-	}{
-		{"loss-tolerance", f.lossTolerance.v, &p.Throughput.LossTolerancePercent},
-		{"loss-step", f.lossStep.v, &p.FrameLoss.StepPercent},
-	} {
-		if set[v.name] {
-			*v.dst = v.v
-		}
-	}
-	for _, n := range []struct {
-		name string
-		v    int
-		dst  *int
-	}{
-		{"latency-reps", f.latencyReps, &p.Latency.Repetitions},
-		{"b2b-reps", f.b2bReps, &p.BackToBack.Repetitions},
-		{"max-trials", f.maxTrials, &p.Throughput.MaxTrials},
-		{"flows", f.flows, &p.Flows},
-		{"retries", f.retries, &p.Trial.Retries},
-	} {
-		if set[n.name] {
-			*n.dst = n.v
-		}
-	}
-	if p.Trial.Retries == 0 {
-		// Given as 0 (the profile's is 2), in the plan file or by
-		// --retries: never, which the plan writes -1 (its 0 would be the
-		// profile's value).
-		p.Trial.Retries = -1
-	}
-	if set["bidir"] {
-		p.Bidirectional = f.bidir
-	}
-	if set["no-probe"] {
-		p.NoProbe = f.noProbe
+	if err := f.plan.Apply(&p, fixed); err != nil {
+		return p, usageError{err}
 	}
 	return p, nil
-}
-
-// planFlags names the flag that sets each plan field.
-var planFlags = map[string]string{
-	"tests": "tests", "frame_sizes": "sizes", "link_bps": "line-rate", "flows": "flows",
-	"trial.duration": "duration", "trial.settle": "settle", "trial.learning": "learning", "trial.rest": "rest",
-	"trial.retries": "retries", "throughput.search": "search", "throughput.resolution_percent": "resolution",
-	"throughput.resolution_relative_percent": "resolution",
-	"throughput.loss_tolerance_percent":      "loss-tolerance", "throughput.max_trials": "max-trials",
-	"latency.duration": "latency-duration", "latency.repetitions": "latency-reps", "frame_loss.step_percent": "loss-step",
-	"back_to_back.burst_cap": "b2b-cap", "back_to_back.repetitions": "b2b-reps",
 }
 
 // planError says where a bad plan field came from: its flag when the
 // command line set it, else the plan file. The message after that is the
 // same either way: rfc2544.Plan.Validate's.
-func planError(err error, f *runFlags, set map[string]bool) error {
-	var pe *rfc2544.PlanError
-	if errors.As(err, &pe) {
-		if name, ok := planFlags[pe.Field]; ok && set[name] {
-			return usagef("--%s %s: %w", name, flagValue(f.fs.Lookup(name).Value.String()), err)
-		}
-		if pe.Field == "frame_sizes" && f.jumbo {
-			return usagef("--jumbo: %w", err)
-		}
+func planError(err error, f *runFlags) error {
+	if flag := f.plan.Flag(err); flag != "" {
+		return usagef("%s: %w", flag, err)
 	}
 	if f.planFile != "" {
 		return usagef("--plan %s: %w", f.planFile, err)
@@ -376,38 +261,4 @@ func readCalibration(path string) ([]trials.CalibrationPoint, error) {
 		return nil, usagef("--calibration %s: %w", path, err)
 	}
 	return pts, nil
-}
-
-// setMLRFlags applies --goals, --allow-buffering, --max-latency and
-// --latency-percentile.
-func setMLRFlags(f *runFlags, set map[string]bool, p *rfc2544.Plan) error {
-	t := &p.Throughput
-	if set["goals"] {
-		g, err := rfc2544.ParseGoals(f.goals, t.Goals)
-		if err != nil {
-			return usagef("--goals %q: %v", f.goals, err)
-		}
-		t.Goals = g
-	}
-	if set["allow-buffering"] {
-		t.AllowBuffering = f.allowBuffering
-	}
-	if set["max-latency"] {
-		if f.maxLatency.d <= 0 {
-			return usagef("--max-latency %v: give a positive bound such as 30us, or leave it out", f.maxLatency.d)
-		}
-		t.MaxLatency = rfc2544.Duration(f.maxLatency.d)
-	}
-	if set["latency-percentile"] {
-		switch f.latencyPercentile {
-		case 50, 90, 99, 99.9, 100:
-			t.LatencyPercentile = f.latencyPercentile
-		default:
-			return usagef("--latency-percentile %g: use 50, 90, 99, 99.9 or 100 (the maximum)", f.latencyPercentile)
-		}
-		if !set["max-latency"] && t.MaxLatency == 0 {
-			return usagef("--latency-percentile %g: it qualifies --max-latency; add e.g. --max-latency 30us", f.latencyPercentile)
-		}
-	}
-	return nil
 }
