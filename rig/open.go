@@ -200,8 +200,8 @@ func openEngine(ctx context.Context, cfg Config, logw io.Writer) (*Tester, error
 		})
 	default:
 		tc := trials.Config{
-			A:                   enginePort(ports[0]),
-			B:                   enginePort(ports[1]),
+			A:                   ports[0].Engine(),
+			B:                   ports[1].Engine(),
 			MaxRateFPS:          maxFPS,
 			AllowAnyDestination: cfg.AllowAnyDestination,
 			TxCPU:               txCPU,
@@ -253,6 +253,7 @@ func udpPort(p Port) trials.UDPPortConfig {
 	return trials.UDPPortConfig{Namespace: p.Netns, Addr: p.Addr.Addr(), Addr6: p.Addr6.Addr()}
 }
 
-func enginePort(p Port) trials.PortConfig {
+// Engine is the port as the raw and xdp engines take it.
+func (p Port) Engine() trials.PortConfig {
 	return trials.PortConfig{Namespace: p.Netns, Interface: p.Interface, Addr: p.Addr, Gateway: p.Gateway, Addr6: p.Addr6, Gateway6: p.Gateway6}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/rig"
 	"github.com/rfc2544/rfc2544/trials"
 )
 
@@ -64,11 +65,8 @@ Example:
 	if st.Topology != lab.TopologyLoop {
 		fmt.Fprintf(stderr, "rfc2544: warning: lab %q is a %v topology; a ceiling measured through a DUT includes the DUT\n", st.Name, st.Topology)
 	}
-	pc := func(p lab.Port) trials.PortConfig {
-		return trials.PortConfig{Namespace: p.Namespace, Interface: p.Interface, Addr: p.IPv4, Gateway: p.GatewayV4,
-			Addr6: p.IPv6, Gateway6: p.GatewayV6}
-	}
-	pts, err := trials.Calibrate(ctx, trials.Config{A: pc(st.A), B: pc(st.B), TxCPU: st.TesterCPU()}, fsizes, *dur)
+	ports := rig.LabPorts(st)
+	pts, err := trials.Calibrate(ctx, trials.Config{A: ports[0].Engine(), B: ports[1].Engine(), TxCPU: st.TesterCPU()}, fsizes, *dur)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
