@@ -134,3 +134,19 @@ func Place(w Where) (Placement, error) {
 	pl.Ports = []Port{a, b}
 	return pl, nil
 }
+
+// LineRate is the line rate percentages refer to when none was given: the
+// nominal 1 Gbit/s where the ports have none of their own (the simulator, a
+// lab's veth links, the udp transport between two addresses), else the
+// inspected ports' (Inspected.LineRate); and a note on how it was chosen.
+func (pl Placement) LineRate(in *Inspected) (bps float64, note string, err error) {
+	switch {
+	case pl.Transport == Sim:
+		return NominalLineRate, "nominal: the simulator has no line rate of its own; set --line-rate", nil
+	case pl.TempLab != nil || pl.LabName != "":
+		return NominalLineRate, "nominal: the lab's veth links have no line rate of their own; set --line-rate", nil
+	case len(pl.Ports) > 0 && pl.Ports[0].SocketOnly:
+		return NominalLineRate, "nominal: the udp transport between two addresses has no interface to read a line rate from; set --line-rate", nil
+	}
+	return in.LineRate()
+}

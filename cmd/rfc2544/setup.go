@@ -120,14 +120,8 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 			s.lineNote = "from --line-rate"
 		case s.linkGiven || s.plan.LinkBps != 0:
 			s.lineNote = "from the plan file"
-		case s.transport == transportSim:
-			s.plan.LinkBps, s.lineNote = rig.NominalLineRate, "nominal: the simulator has no line rate of its own; set --line-rate"
-		case s.tempLab || s.labName != "":
-			s.plan.LinkBps, s.lineNote = rig.NominalLineRate, "nominal: the lab's veth links have no line rate of their own; set --line-rate"
-		case len(s.ports) > 0 && s.ports[0].SocketOnly:
-			s.plan.LinkBps, s.lineNote = rig.NominalLineRate, "nominal: the udp transport between two addresses has no interface to read a line rate from; set --line-rate"
 		default:
-			bps, note, err := inspected.LineRate()
+			bps, note, err := pl.LineRate(inspected)
 			if err != nil {
 				return nil, err
 			}
@@ -151,13 +145,8 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		}
 		s.capBps, s.capNote = bps, "--max-rate"
 	}
-	if need, by := s.plan.HighestLoad(); need > s.capBps*(1+1e-9) {
-		why := fmt.Sprintf("the %s test sends at the full line rate %s", by, formatBitRate(s.plan.LinkBps))
-		if by == rfc2544.TestThroughput {
-			why = fmt.Sprintf("the throughput search goes up to %g%% of the line rate %s", s.plan.Throughput.MaxPercent, formatBitRate(s.plan.LinkBps))
-		}
-		return nil, usagef("--max-rate %s: below the %s the plan sends (%s); raise --max-rate, or lower --line-rate or the plan's loads",
-			formatBitRate(s.capBps), formatBitRate(need), why)
+	if err := s.plan.CheckRateCap(s.capBps); err != nil {
+		return nil, usagef("--max-rate %s: %w; raise --max-rate, or lower --line-rate or the plan's loads", formatBitRate(s.capBps), err)
 	}
 
 	// The output folder.
