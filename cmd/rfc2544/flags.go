@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/rfc2544/rfc2544/internal/rate"
@@ -11,60 +10,6 @@ import (
 
 // This file holds the flag values and parsers shared by the verbs. Every
 // parser returns an error that names the flag, the value and the fix.
-
-// labTemporary is what an --lab without a name becomes after fixLabArg: the
-// run creates a temporary lab and removes it afterwards.
-const labTemporary = "\x00temporary"
-
-// labFlag is --lab [NAME]. Go's flag package has no optional values, so
-// fixLabArg rewrites a bare --lab before parsing.
-type labFlag struct {
-	set  bool
-	name string // labTemporary for a temporary lab
-}
-
-func (l *labFlag) String() string {
-	if l == nil || !l.set {
-		return ""
-	}
-	if l.name == labTemporary {
-		return "(temporary)"
-	}
-	return l.name
-}
-
-func (l *labFlag) Set(s string) error {
-	l.set = true
-	if s == "" {
-		s = labTemporary
-	}
-	l.name = s
-	return nil
-}
-
-// temporary reports whether the run creates its own lab.
-func (l *labFlag) temporary() bool { return l.set && l.name == labTemporary }
-
-// fixLabArg rewrites a bare "--lab" (or "-lab") that is followed by another
-// flag or by nothing into "--lab=", which labFlag reads as "temporary lab".
-// "--lab NAME" and "--lab=NAME" are left alone. Arguments after "--" are not
-// flags and are not touched.
-func fixLabArg(args []string) []string {
-	out := make([]string, 0, len(args))
-	for i, a := range args {
-		if a == "--" {
-			return append(out, args[i:]...)
-		}
-		if a == "--lab" || a == "-lab" {
-			if i+1 == len(args) || strings.HasPrefix(args[i+1], "-") {
-				out = append(out, "--lab=")
-				continue
-			}
-		}
-		out = append(out, a)
-	}
-	return out
-}
 
 // parseBitRate reads a bit rate in the module's one rate grammar
 // (internal/rate), in bits per second; errors name the flag.

@@ -41,19 +41,13 @@ const (
 type runFlags struct {
 	fs   *flag.FlagSet
 	plan *rfc2544.PlanFlags // the plan's flags (--tests, --sizes, --duration ...)
+	rig  *rig.Flags         // where and how: --lab, --port-a ..., --transport, --agent, --max-rate
 
 	profile, planFile, out, resume string
-	transport, maxRate             string
 	json, quiet, dryRun            bool
-	jsonStream                     bool
-	allowAny, force, overwrite     bool
+	jsonStream, overwrite          bool
 	calibration                    string
-	simCapacity                    float64
-	simMTU                         int
-	lab                            labFlag
-	portA, portB                   rig.PortInput
 	labFlags                       *lab.Flags
-	agentF                         agentFlags
 }
 
 func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
@@ -61,6 +55,7 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 	fs := f.fs
 	fs.SetOutput(io.Discard)
 	f.plan = rfc2544.AddPlanFlags(fs, fixed == nil)
+	f.rig = rig.AddFlags(fs)
 	fs.StringVar(&f.profile, "profile", "", "preset `name`: rfc2544 (the standard's durations) or quick (short trials); default rfc2544, quick for a temporary lab")
 	fs.StringVar(&f.planFile, "plan", "", "YAML test plan `file` (see testdata/plans); flags override it")
 	fs.StringVar(&f.out, "out", "", "output `folder` for journal.jsonl, results.json and reports (default rfc2544-results-TIME)")
@@ -70,32 +65,8 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 	fs.BoolVar(&f.jsonStream, "json-stream", false, "write the run as it goes to stdout, one JSON object a line (iperf3's convention): start, an interval a second of each trial, each trial's end, the end with the results")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the effective plan and the checks, send nothing")
-	fs.StringVar(&f.transport, "transport", "", "how traffic is made (`name`): raw (AF_PACKET, default), udp (kernel UDP sockets: any routed path, no root without namespaces; --addr-a/--addr-b alone), xdp (AF_XDP on two ports: root, Linux with XDP) or sim (simulated DUT, no root)")
-	fs.StringVar(&f.maxRate, "max-rate", "", "`rate` cap per port, always in force, e.g. 1G (default: the line rate)")
-	fs.Var(&f.lab, "lab", "run on the lab `NAME` (from 'rfc2544 lab up'); with no name, create a temporary lab and remove it afterwards")
-	fs.StringVar(&f.portA.Interface, "port-a", "", "tester `interface` of port A (DUT input side)")
-	fs.StringVar(&f.portB.Interface, "port-b", "", "tester `interface` of port B (DUT output side)")
-	fs.StringVar(&f.portA.Netns, "netns-a", "", "network `namespace` holding --port-a")
-	fs.StringVar(&f.portB.Netns, "netns-b", "", "network `namespace` holding --port-b")
-	fs.StringVar(&f.portA.Addr, "addr-a", "", "port A's IPv4 `address/len`, e.g. 198.18.1.2/24")
-	fs.StringVar(&f.portB.Addr, "addr-b", "", "port B's IPv4 `address/len`, e.g. 198.19.1.2/24")
-	fs.StringVar(&f.portA.Gateway, "gw-a", "", "the DUT's IPv4 `address` on port A's side, e.g. 198.18.1.1")
-	fs.StringVar(&f.portB.Gateway, "gw-b", "", "the DUT's IPv4 `address` on port B's side, e.g. 198.19.1.1")
-	fs.StringVar(&f.portA.Addr6, "addr6-a", "", "port A's IPv6 `address/len`, e.g. 2001:2:0:1::2/64")
-	fs.StringVar(&f.portB.Addr6, "addr6-b", "", "port B's IPv6 `address/len`")
-	fs.StringVar(&f.portA.Gateway6, "gw6-a", "", "the DUT's IPv6 `address` on port A's side")
-	fs.StringVar(&f.portB.Gateway6, "gw6-b", "", "the DUT's IPv6 `address` on port B's side")
 	fs.StringVar(&f.calibration, "calibration", "", "tester ceilings `file` from 'rfc2544 calibrate --json': trials at or above the ceiling that lose frames are tester-limited")
-	fs.BoolVar(&f.allowAny, "allow-any-destination", false, "allow test addresses outside 198.18.0.0/15 and 2001:2::/48 (RFC 6815: isolated networks only)")
-	fs.BoolVar(&f.force, "force", false, "allow a port that carries the host's default route")
-	fs.Func("sim-capacity", "sim: the simulated DUT's forwarding `rate` per direction, e.g. 500M (default 80% of the line rate)", func(v string) error {
-		bps, err := parseBitRate("--sim-capacity", v)
-		f.simCapacity = bps
-		return err
-	})
-	fs.IntVar(&f.simMTU, "sim-mtu", 0, "sim: the simulated path's IP MTU in `bytes`, 68 to 65535 (default 1500)")
 	f.labFlags = lab.AddFlags(fs)
-	f.agentF.register(fs)
 	return f
 }
 
@@ -117,7 +88,7 @@ func (f *runFlags) set() map[string]bool {
 // parseRunArgs parses args into flags; --help is reported as flag.ErrHelp.
 func parseRunArgs(verb string, fixed []rfc2544.Test, args []string) (*runFlags, error) {
 	f := newRunFlags(verb, fixed)
-	if err := f.fs.Parse(fixLabArg(args)); err != nil {
+	if err := f.fs.Parse(rig.FixLabArg(args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
@@ -154,6 +125,7 @@ func flagError(err error) string {
 // runSetup is everything a run needs, checked, before anything is created.
 type runSetup struct {
 	agent     *rig.Agent // --agent: port B is a remote agent
+	place     rig.Placement
 	verb      string
 	flags     *runFlags
 	plan      rfc2544.Plan

@@ -53,34 +53,21 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	}
 
 	// Transport and ports.
-	agentT, agentPorts, err := setupAgent(f, set)
-	if err != nil {
-		return nil, err
-	}
 	var labSet []string
 	for _, n := range labSettingFlags {
 		if set[n] {
 			labSet = append(labSet, "--"+n)
 		}
 	}
-	labName := ""
-	if !f.lab.temporary() {
-		labName = f.lab.name
-	}
-	pl, err := rig.Place(rig.Where{Transport: f.transport, Lab: f.lab.set, LabName: labName, LabSettings: labSet,
-		TempLabConfig: func() (lab.Config, error) { return f.labFlags.Config(tempLabName()) },
-		PortA:         f.portA, PortB: f.portB, IPv6: f.plan.IPv6(), Agent: agentT, AgentPorts: agentPorts})
+	pl, err := f.rig.Place(f.plan.IPv6(), labSet, func() (lab.Config, error) { return f.labFlags.Config(tempLabName()) })
 	if err != nil {
 		return nil, err
 	}
-	s.transport, s.ports, s.labName, s.agent = pl.Transport, pl.Ports, pl.LabName, pl.Agent
+	s.place, s.transport, s.ports, s.labName, s.agent = pl, pl.Transport, pl.Ports, pl.LabName, pl.Agent
 	if pl.TempLab != nil {
 		s.tempLab, s.labCfg = true, *pl.TempLab
 	}
 
-	if set["sim-mtu"] && (f.simMTU < 68 || f.simMTU > 65535) {
-		return nil, usagef("--sim-mtu %d: the simulated path's IP MTU is 68 to 65535 bytes; leave it out for 1500", f.simMTU)
-	}
 	if f.calibration != "" {
 		if s.transport != transportRaw {
 			return nil, usagef("--calibration: tester ceilings apply to the raw transport; drop it with --transport %s", s.transport)
@@ -94,7 +81,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 
 	// Safety (RFC 6815), part one: addresses. The route check needs the
 	// interfaces and comes with the line rate below.
-	if err := rig.CheckDestinations(s.ports, f.allowAny); err != nil {
+	if err := rig.CheckDestinations(s.ports, f.rig.AllowAny()); err != nil {
 		return nil, err
 	}
 
@@ -110,7 +97,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	}
 
 	// The line rate percentages refer to, and the ports' own checks.
-	inspected, err := rig.CheckPorts(s.ports, f.force)
+	inspected, err := rig.CheckPorts(s.ports, f.rig.Force())
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +108,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		case s.linkGiven || s.plan.LinkBps != 0:
 			s.lineNote = "from the plan file"
 		default:
-			bps, note, err := pl.LineRate(inspected)
+			bps, note, err := s.place.LineRate(inspected)
 			if err != nil {
 				return nil, err
 			}
@@ -137,13 +124,8 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	}
 
 	// Safety, part two: the rate cap.
-	s.capBps, s.capNote = s.plan.LinkBps, "the line rate; --max-rate changes it"
-	if f.maxRate != "" {
-		bps, err := parseBitRate("--max-rate", f.maxRate)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		s.capBps, s.capNote = bps, "--max-rate"
+	if s.capBps, s.capNote, err = f.rig.Cap(s.plan.LinkBps); err != nil {
+		return nil, err
 	}
 	if err := s.plan.CheckRateCap(s.capBps); err != nil {
 		return nil, usagef("--max-rate %s: %w; raise --max-rate, or lower --line-rate or the plan's loads", formatBitRate(s.capBps), err)

@@ -20,9 +20,10 @@ var openTester = func(ctx context.Context, s *runSetup, logw io.Writer) (openedT
 
 // rigConfig is the rig a setup asks for.
 func rigConfig(s *runSetup, logw io.Writer) rig.Config {
+	simCap, simMTU := s.flags.rig.Sim()
 	c := rig.Config{Transport: s.transport, Ports: s.ports, LabName: s.labName, Agent: s.agent, CapBps: s.capBps,
-		AllowAnyDestination: s.flags.allowAny, Ceilings: s.ceilings, Bidirectional: s.plan.Bidirectional,
-		LinkBps: s.plan.LinkBps, SimCapacityBps: s.flags.simCapacity, SimMTU: s.flags.simMTU,
+		AllowAnyDestination: s.flags.rig.AllowAny(), Ceilings: s.ceilings, Bidirectional: s.plan.Bidirectional,
+		LinkBps: s.plan.LinkBps, SimCapacityBps: simCap, SimMTU: simMTU,
 		Log: logw, AtExit: onExit, OpenRaw: openEngine}
 	if s.tempLab {
 		c.TempLab = &s.labCfg
