@@ -1,10 +1,7 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/rfc2544/rfc2544/internal/fileio"
@@ -17,45 +14,6 @@ import (
 
 // journalName is the journal's file name in the output folder.
 const journalName = rig.JournalName
-
-// runFiles are the files a run writes into its folder; --overwrite removes
-// them, and a folder holding anything else is not a run's to take.
-var runFiles = rig.RunFiles
-
-// checkOutFree refuses an --out that exists and is not empty, unless
-// overwrite: a run never mixes into, or silently replaces, another's files.
-func checkOutFree(dir string, overwrite bool) error {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return usagef("--out %s: %v", dir, err)
-	}
-	if len(ents) == 0 {
-		return nil
-	}
-	if _, err := os.Stat(filepath.Join(dir, journalName)); err == nil {
-		if overwrite {
-			return nil
-		}
-		return usagef("--out %s: already holds a run (%s); continue it with --resume %s, replace it with --overwrite, or choose another --out", dir, journalName, dir)
-	}
-	if overwrite {
-		return nil
-	}
-	return usagef("--out %s: exists and is not empty (%s ...); choose a new or empty folder, or pass --overwrite to replace the run files in it", dir, ents[0].Name())
-}
-
-// clearRunFiles removes the files of an earlier run from dir (--overwrite).
-func clearRunFiles(dir string) error {
-	for _, n := range runFiles {
-		if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("--overwrite: remove %s: %w", filepath.Join(dir, n), err)
-		}
-	}
-	return nil
-}
 
 // outputFile is one file of an atomic write.
 type outputFile = fileio.File

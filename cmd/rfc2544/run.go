@@ -155,11 +155,11 @@ func runVerb(ctx context.Context, verb string, fixed []rfc2544.Test, args []stri
 	}
 	if f.resume != "" {
 		// Locked before the journal is read: one writer per journal.
-		l, err := lockOut("--resume", f.resume)
+		l, err := rig.LockFolder("--resume", f.resume)
 		if err != nil {
 			return err
 		}
-		defer l.unlock()
+		defer l.Unlock()
 	}
 	if sweep, err := f.labFlags.Sweep(); err != nil || sweep != nil {
 		return runSweep(ctx, verb, fixed, f.out, sweep, err, args, stdout, stderr)
@@ -175,18 +175,18 @@ func runVerb(ctx context.Context, verb string, fixed []rfc2544.Test, args []stri
 		if err := os.MkdirAll(s.out, 0o755); err != nil {
 			return usagef("--out %s: cannot create the folder: %w", s.out, err)
 		}
-		l, err := lockOut("--out", s.out)
+		l, err := rig.LockFolder("--out", s.out)
 		if err != nil {
 			return err
 		}
-		defer l.unlock()
+		defer l.Unlock()
 		// Checked again under the lock: another run may have started
 		// since setupRun looked.
-		if err := checkOutFree(s.out, f.overwrite); err != nil {
+		if err := rig.CheckOutFree(s.out, f.overwrite); err != nil {
 			return err
 		}
 		if f.overwrite {
-			if err := clearRunFiles(s.out); err != nil {
+			if err := rig.ClearRunFiles(s.out); err != nil {
 				return err
 			}
 		}

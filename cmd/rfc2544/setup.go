@@ -137,7 +137,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		s.out = "rfc2544-results-" + time.Now().UTC().Format("20060102T150405Z")
 	}
 	if s.resume == nil && !f.dryRun {
-		if err := checkOutFree(s.out, f.overwrite); err != nil {
+		if err := rig.CheckOutFree(s.out, f.overwrite); err != nil {
 			return nil, err
 		}
 	}
