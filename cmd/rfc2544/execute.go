@@ -79,7 +79,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 	if f.jsonStream {
 		ev.js = &jsonStream{w: stdout}
 		est, n := p.Estimate()
-		if err := ev.js.emit(startEvent{Event: eventStart, Time: time.Now().UTC(), Tool: toolVersion(), Out: s.out, Resumed: replayed,
+		if err := ev.js.emit(rfc2544.StartEvent{Event: rfc2544.EventStart, Time: time.Now().UTC(), Tool: toolVersion(), Out: s.out, Resumed: replayed,
 			EstimateS: est.Seconds(), Trials: n, Plan: p}); err != nil {
 			return err
 		}
@@ -104,7 +104,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 		return errors.Join(runErr, err)
 	}
 	if ev.js != nil {
-		if err := ev.js.emit(endEvent{Event: eventEnd, Time: time.Now().UTC(), Error: res.Error, Results: res}); err != nil {
+		if err := ev.js.emit(rfc2544.EndEvent{Event: rfc2544.EventEnd, Time: time.Now().UTC(), Error: res.Error, Results: res}); err != nil {
 			return errors.Join(runErr, err)
 		}
 	} else if f.json {
@@ -150,7 +150,7 @@ func (e *runEvents) Interval(rec rfc2544.IntervalRecord) error {
 }
 
 func (e *runEvents) TrialFinished(rec rfc2544.TrialRecord, fromJournal bool) error {
-	err := e.js.emit(trialEvent{Event: eventTrial, FromJournal: fromJournal, TrialRecord: rec})
+	err := e.js.emit(rfc2544.TrialEvent{Event: rfc2544.EventTrial, FromJournal: fromJournal, TrialRecord: rec})
 	if e.prog != nil {
 		e.prog.fromJournal = fromJournal
 		e.prog.TrialFinished(rec)
