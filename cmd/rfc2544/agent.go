@@ -176,37 +176,15 @@ func agentVerb(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return err
 }
 
-// agentCheck authenticates to an agent and prints what it said.
+// agentCheck authenticates to an agent and prints what it said
+// (agent.Check).
 func agentCheck(ctx context.Context, addr string, token []byte, stdout io.Writer, logger *slog.Logger) error {
-	start := time.Now()
-	c, err := agent.Dial(ctx, addr, token, agent.DialConfig{Software: "rfc2544 agent --check"})
+	r, err := agent.Check(ctx, addr, token, "rfc2544 agent --check")
+	if r.Addr != "" {
+		logger.Info("auth ok", "agent", r.Addr, "handshake", r.Handshake.Round(time.Microsecond))
+	}
 	if err != nil {
 		return fmt.Errorf("agent --check: %w", err)
 	}
-	defer c.Close()
-	took := time.Since(start)
-	i := c.Info()
-	logger.Info("auth ok", "agent", agent.JoinHostPort(addr), "handshake", took.Round(time.Microsecond))
-	// One keepalive round each way proves the keyed session works.
-	select {
-	case <-time.After(time.Duration(i.KeepaliveInterval) + 100*time.Millisecond):
-	case <-c.Done():
-	case <-ctx.Done():
-	}
-	if err := c.Err(); err != nil {
-		return fmt.Errorf("agent --check: session: %w", err)
-	}
-	fmt.Fprintf(stdout, "agent %s: authenticated (both sides proved the token) in %v\n", agent.JoinHostPort(addr), took.Round(time.Microsecond))
-	fmt.Fprintf(stdout, "  software:      %s\n", i.Software)
-	fmt.Fprintf(stdout, "  sends only to: %s (this controller, as the agent sees it)\n", i.PeerAddr)
-	fmt.Fprintf(stdout, "  max rate:      %s\n", formatBitRate(i.MaxRateBps))
-	fmt.Fprintf(stdout, "  max trial:     %v\n", time.Duration(i.MaxDuration))
-	latency := "round trip (clocks not declared synchronized)"
-	if i.ClockSync == agent.ClockPTP {
-		latency = "one-way allowed (agent declares PTP-synchronized clocks)"
-	}
-	fmt.Fprintf(stdout, "  latency:       %s\n", latency)
-	fmt.Fprintf(stdout, "  timeouts:      keepalive %v, peer %v, idle %v, session %v\n", time.Duration(i.KeepaliveInterval),
-		time.Duration(i.PeerTimeout), time.Duration(i.IdleTimeout), time.Duration(i.SessionTimeout))
-	return nil
+	return r.WriteText(stdout)
 }
