@@ -24,15 +24,6 @@ func writeFilesAtomic(dir string, files []outputFile) error {
 	return fileio.WriteFiles(dir, files, onExit)
 }
 
-// Input size limits.
-const (
-	// maxPlanBytes bounds a plan file: real plans are a few kilobytes.
-	maxPlanBytes = 1 << 20
-	// maxJournalBytes bounds a journal read back by --resume, and
-	// maxCalibrationBytes a --calibration file.
-	maxCalibrationBytes = 1 << 20
-)
-
 // maxQuote is how much of a bad value an error message quotes.
 const maxQuote = quote.Max
 

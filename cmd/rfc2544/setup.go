@@ -4,16 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/rfc2544/rfc2544/internal/fileio"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/rig"
-	"github.com/rfc2544/rfc2544/trials"
 )
 
 // setupRun checks every flag and the plan, and resolves the ports, without
@@ -26,15 +23,9 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 				return nil, usagef("--%s with --resume: a resumed run takes every setting from its journal; drop --%s", name, name)
 			}
 		}
-		jc, err := rfc2544.ReadJournal(filepath.Join(f.resume, journalName))
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, usagef("--resume %s: no %s there; give the --out folder of the run to continue", f.resume, journalName)
-		}
+		jc, err := rig.ReadResume(f.resume, verb)
 		if err != nil {
 			return nil, err
-		}
-		if jc.Header.Verb != verb {
-			return nil, usagef("--resume %s: that run was 'rfc2544 %s'; resume it with 'rfc2544 %s --resume %s'", f.resume, jc.Header.Verb, jc.Header.Verb, f.resume)
 		}
 		// The journaled command line gives the ports; the plan is the
 		// journal's, as it was.
@@ -72,7 +63,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		if s.transport != transportRaw {
 			return nil, usagef("--calibration: tester ceilings apply to the raw transport; drop it with --transport %s", s.transport)
 		}
-		pts, err := readCalibration(f.calibration)
+		pts, err := rig.ReadCalibration(f.calibration)
 		if err != nil {
 			return nil, err
 		}
@@ -219,17 +210,4 @@ func sizesString(sizes []int) string {
 		fmt.Fprint(&b, s)
 	}
 	return b.String()
-}
-
-// readCalibration reads the output of 'rfc2544 calibrate --json'.
-func readCalibration(path string) ([]trials.CalibrationPoint, error) {
-	b, err := fileio.ReadBounded(path, maxCalibrationBytes)
-	if err != nil {
-		return nil, usagef("--calibration %s: %v; write one with 'rfc2544 calibrate --lab NAME --json > %s'", path, err, path)
-	}
-	pts, err := rfc2544.ParseCalibration(b)
-	if err != nil {
-		return nil, usagef("--calibration %s: %w", path, err)
-	}
-	return pts, nil
 }
