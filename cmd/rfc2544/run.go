@@ -72,9 +72,7 @@ func newRunFlags(verb string, fixed []rfc2544.Test) *runFlags {
 
 // labSettingFlags are the flags lab.AddFlags registers: they shape a
 // temporary lab and mean nothing otherwise.
-var labSettingFlags = []string{"topology", "dut", "rate", "rate-ab", "rate-ba", "burst", "burst-ab", "burst-ba",
-	"limit", "limit-ab", "limit-ba", "loss", "loss-ab", "loss-ba", "delay", "jitter", "reorder", "reorder-gap",
-	"duplicate", "seed", "fw-rules", "mtu", "mtu-a", "mtu-b", "no-rps"}
+var labSettingFlags = lab.FlagNames()
 
 // resumeFlags may accompany --resume; everything else comes from the journal.
 var resumeFlags = []string{"resume", "json", "json-stream", "quiet"}
