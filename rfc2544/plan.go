@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	quotepkg "github.com/rfc2544/rfc2544/internal/quote"
+
 	"github.com/rfc2544/rfc2544/framing"
 )
 
@@ -37,19 +39,8 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// quote is strconv.Quote of s cut to about 100 bytes: an error quoting a
-// bad value of megabytes from a plan file must not flood the terminal.
-func quote(s string) string {
-	const max = 100
-	if len(s) <= max {
-		return strconv.Quote(s)
-	}
-	cut := max
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
-}
+// quote quotes a bad value for an error, cut short (internal/quote).
+func quote(s string) string { return quotepkg.Short(s) }
 
 // Plan is everything a run needs to know besides the ports: which tests, which
 // frame sizes, and the parameters of every procedure. The zero value of each

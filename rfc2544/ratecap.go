@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/internal/rate"
 	"github.com/rfc2544/rfc2544/trials"
 )
 
@@ -37,3 +38,18 @@ func checkRate(spec trials.Spec, maxBps float64, source string, linkBps float64)
 }
 
 func mbps(bps float64) string { return strconv.FormatFloat(bps/1e6, 'g', 6, 64) + " Mbit/s" }
+
+// CheckRateCap refuses, before anything is sent, a plan whose highest load
+// (HighestLoad) is above capBps, the L1 bit/s cap per port, saying which
+// test needs how much.
+func (p Plan) CheckRateCap(capBps float64) error {
+	need, by := p.HighestLoad()
+	if need <= capBps*(1+1e-9) {
+		return nil
+	}
+	why := fmt.Sprintf("the %s test sends at the full line rate %s", by, rate.Format(p.LinkBps))
+	if by == TestThroughput {
+		why = fmt.Sprintf("the throughput search goes up to %g%% of the line rate %s", p.Throughput.MaxPercent, rate.Format(p.LinkBps))
+	}
+	return fmt.Errorf("below the %s the plan sends (%s)", rate.Format(need), why)
+}

@@ -17,8 +17,10 @@
 // frames with their timestamps into the shared counters, report its kernel
 // drops and paths. The raw transport is raw_*.go (Engine), the UDP
 // transport udp_*.go (UDPEngine, and the two-host halves of package
-// trials/agent in udp_half*.go); no file of one transport calls into the
-// other's. Counters and latency are receiver.go, rxstats.go and latency.go,
+// trials/agent in udp_half*.go), the AF_XDP transport xdp_*.go
+// (XDPEngine); no file of one transport calls into another's. The raw and
+// xdp ports share one ARP/ND neighbour (neighbour_linux.go: answers for the
+// tester's addresses, the DUT's MAC, the frame-size checks). Counters and latency are receiver.go, rxstats.go and latency.go,
 // pacing pacer.go, the tester-limit rules limits.go and trial.go.
 //
 // # The raw engine

@@ -7,12 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/rfc2544/rfc2544/framing"
-	"github.com/rfc2544/rfc2544/internal/wait"
 )
 
 // Engine is the raw-transport traffic engine: two AF_PACKET ports, a
@@ -57,15 +55,8 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 	}
 	// Resolve both sides at once.
-	errs := make([]error, 2)
-	var wg sync.WaitGroup
-	for i, p := range e.ports {
-		wg.Go(func() {
-			e.macs[i], errs[i] = p.resolve(cfg.ResolveTimeout, false)
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	var err error
+	if e.macs, err = resolveBoth(e.neighbours(), cfg.ResolveTimeout, false, false); err != nil {
 		e.Close()
 		return nil, fmt.Errorf("learn the DUT's addresses: %w", err)
 	}
@@ -105,7 +96,7 @@ func (e *Engine) DUTMAC(side int) string {
 // ARPAnswered reports how many ARP requests for the tester's own addresses
 // the engine has answered on ports A and B.
 func (e *Engine) ARPAnswered() (a, b uint64) {
-	return e.ports[0].arpAnswered.Load(), e.ports[1].arpAnswered.Load()
+	return e.ports[0].answered.arp.Load(), e.ports[1].answered.arp.Load()
 }
 
 // Close stops the receivers and closes the sockets.
@@ -157,44 +148,21 @@ func (e *Engine) portName(i int) string { return "port " + e.ports[i].name }
 
 func (e *Engine) prepare(spec Spec) error {
 	e.trial = rawTrial{}
-	proto := framing.IPv4UDP
-	if spec.IPv6 {
-		proto = framing.IPv6UDP
-		for _, p := range e.ports {
-			if !p.cfg.Addr6.IsValid() || !p.cfg.Gateway6.IsValid() {
-				return fmt.Errorf("trial ipv6: %s has no addr6 and gateway6: configure the port's IPv6 address and the DUT's", p.where())
-			}
-		}
-	}
 	for _, p := range e.ports {
-		if err := framing.ValidateFrameSize(spec.FrameSize, proto, false, p.mtu); err != nil {
-			return fmt.Errorf("trial frame_size on %s (MTU %d): %w", p.where(), p.mtu, err)
+		if err := p.checkFrames(spec, p.mtu); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// learn sends the learning frames (RFC 2544 §23: ARP, or neighbor
-// solicitations for IPv6), then waits Spec.Learning. IPv6 neighbors are
-// resolved at the first IPv6 trial even without learning.
+// learn sends the learning frames and waits Spec.Learning (learnBoth).
 func (e *Engine) learn(ctx context.Context, spec Spec) error {
-	if spec.Learning <= 0 && !spec.IPv6 {
-		return nil
-	}
-	errs := make([]error, 2)
-	var wg sync.WaitGroup
-	for i, p := range e.ports {
-		if spec.IPv6 {
-			wg.Go(func() { e.macs6[i], errs[i] = p.resolve6(e.cfg.ResolveTimeout, spec.Learning > 0) })
-		} else {
-			wg.Go(func() { e.macs[i], errs[i] = p.resolve(e.cfg.ResolveTimeout, true) })
-		}
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("learning: %w", err)
-	}
-	return wait.Sleep(ctx, spec.Learning)
+	return learnBoth(ctx, e.neighbours(), e.cfg.ResolveTimeout, spec, &e.macs, &e.macs6)
+}
+
+func (e *Engine) neighbours() [2]*neighbour {
+	return [2]*neighbour{&e.ports[0].neighbour, &e.ports[1].neighbour}
 }
 
 // stream builds st's frame templates, one per flow.

@@ -263,7 +263,7 @@ func TestEngineIPv6(t *testing.T) {
 			t.Errorf("stream %d: sent %d received %d, want 2500 each", s.ID, s.Sent, s.Received)
 		}
 	}
-	if n := e.ports[1].ndAnswered.Load(); n == 0 {
+	if n := e.ports[1].answered.nd.Load(); n == 0 {
 		t.Errorf("engine answered no neighbor solicitation on B")
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"runtime"
 	"sync"
@@ -61,19 +60,8 @@ type port struct {
 	rxRing    *afpacket.Ring
 	rxHead    int
 
-	sendMu  sync.Mutex // guards rx.Send (ARP, ND frames) from several goroutines
-	sendBuf [ndFrameLen]byte
-
-	// Gateway resolution.
-	gwMu    sync.Mutex
-	gwMAC   [6]byte
-	gwKnown bool
-	gwSeen  chan struct{} // closed and replaced on every reply from the gateway
-	// The same for IPv6 (neighbor discovery).
-	gw6MAC     [6]byte
-	gw6Known   bool
-	gw6Seen    chan struct{}
-	ndAnswered atomic.Uint64
+	// neighbour answers ARP and ND on rx and learns the DUT's MAC.
+	neighbour
 
 	// trialMu is held by the receive loop while it processes a batch; the
 	// engine holds it to attach and detach a trial.
@@ -88,10 +76,9 @@ type port struct {
 
 	rxCPU int // CPU the receive loop is pinned to, or -1
 	// busy is set while a trial is attached (see receiveLoop).
-	busy        atomic.Bool
-	arpAnswered atomic.Uint64
-	stop        atomic.Bool
-	done        chan struct{}
+	busy atomic.Bool
+	stop atomic.Bool
+	done chan struct{}
 }
 
 func (p *port) where() string {
@@ -103,8 +90,7 @@ func (p *port) where() string {
 
 // openPort opens the sockets of one port inside its namespace.
 func openPort(name string, cfg PortConfig, c Config, txOnly bool) (*port, error) {
-	p := &port{name: name, cfg: cfg, gwSeen: make(chan struct{}), gw6Seen: make(chan struct{}), done: make(chan struct{}),
-		rxCPU: c.RxCPU - 1}
+	p := &port{name: name, cfg: cfg, done: make(chan struct{}), rxCPU: c.RxCPU - 1}
 	err := nsutil.Do(cfg.Namespace, func() error {
 		ifi, err := net.InterfaceByName(cfg.Interface)
 		if err != nil {
@@ -182,29 +168,14 @@ func (p *port) setup(c Config) error {
 	// The TX ring is created per frame size (slot size), in prepareTx.
 
 	// Receive socket: idle filter first, then ring, then bind.
-	f, err := receiveFilter(0)
-	if err != nil {
+	p.neighbour.init(p.cfg, p.mac, p.where(), p.rx)
+	if err := acceptNeighbourFrames(p.rx, p.mac, p.hwMAC, p.cfg.Addr6); err != nil {
 		return err
-	}
-	if err := p.rx.AttachFilter(f); err != nil {
-		return err
-	}
-	_ = p.rx.SetIgnoreOutgoing()
-	if p.mac != p.hwMAC {
-		if err := p.rx.AddUnicast(p.mac); err != nil {
-			return fmt.Errorf("accept frames for the tester's MAC %v: %w", macOf(p.mac), err)
-		}
-	}
-	if a := p.cfg.Addr6; a.IsValid() {
-		// Neighbor solicitations for the tester's IPv6 address.
-		g := multicastMAC(solicitedNode(a.Addr()))
-		if err := p.rx.AddMulticast(g); err != nil {
-			return fmt.Errorf("join the solicited-node group of %v: %w", a.Addr(), err)
-		}
 	}
 	if err := p.rx.EnableSoftwareTimestamps(); err != nil {
 		return err
 	}
+	var err error
 	if p.rxRing, err = p.rx.SetupRing(false, rxSlotSize, rxSlots); err != nil {
 		return err
 	}
@@ -260,160 +231,6 @@ func (p *port) prepareTx(n int, noRing, qdiscPath bool) error {
 	return nil
 }
 
-// sendFrame sends one frame on the receive socket (ARP), outside the ring.
-func (p *port) sendARP(dst [6]byte, a arpPacket) error {
-	p.sendMu.Lock()
-	defer p.sendMu.Unlock()
-	n := putARP(p.sendBuf[:], dst, p.mac, a)
-	return p.rx.Send(p.sendBuf[:n])
-}
-
-// requestGateway broadcasts an ARP request for the gateway (a learning
-// frame: it also teaches the DUT the port's address).
-func (p *port) requestGateway() error {
-	return p.sendARP(broadcastMAC, arpPacket{Op: arpRequest, SenderHW: p.mac, SenderIP: p.cfg.Addr.Addr(),
-		TargetIP: p.cfg.Gateway})
-}
-
-// resolve learns the gateway's MAC by ARP, retrying every 200 ms up to
-// timeout. force re-resolves even if the MAC is known.
-func (p *port) resolve(timeout time.Duration, force bool) ([6]byte, error) {
-	p.gwMu.Lock()
-	if p.gwKnown && !force {
-		m := p.gwMAC
-		p.gwMu.Unlock()
-		return m, nil
-	}
-	p.gwMu.Unlock()
-	deadline := time.Now().Add(timeout)
-	tries := 0
-	for {
-		p.gwMu.Lock()
-		seen := p.gwSeen
-		p.gwMu.Unlock()
-		if err := p.requestGateway(); err != nil {
-			return [6]byte{}, fmt.Errorf("%s: send ARP request for %v: %w", p.where(), p.cfg.Gateway, err)
-		}
-		tries++
-		left := time.Until(deadline)
-		if left <= 0 {
-			break
-		}
-		t := time.NewTimer(min(200*time.Millisecond, left))
-		select {
-		case <-seen:
-			t.Stop()
-			p.gwMu.Lock()
-			m := p.gwMAC
-			p.gwMu.Unlock()
-			return m, nil
-		case <-t.C:
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-	}
-	return [6]byte{}, fmt.Errorf("%s: %w: no ARP reply from %v for %v (%d requests from %v): check the DUT's address on this side, its link and that it answers ARP",
-		p.where(), ErrNoAnswer, p.cfg.Gateway, timeout, tries, p.cfg.Addr.Addr())
-}
-
-// handleARP answers requests for the port's own address and learns the
-// gateway's MAC from its replies and requests.
-func (p *port) handleARP(f []byte) {
-	a, ok := parseARP(f)
-	if !ok {
-		return
-	}
-	if a.SenderIP == p.cfg.Gateway && a.SenderIP.IsValid() && a.SenderHW[0]&1 == 0 {
-		p.gwMu.Lock()
-		p.gwMAC, p.gwKnown = a.SenderHW, true
-		close(p.gwSeen)
-		p.gwSeen = make(chan struct{})
-		p.gwMu.Unlock()
-	}
-	if a.Op == arpRequest && a.TargetIP == p.cfg.Addr.Addr() {
-		_ = p.sendARP(a.SenderHW, arpPacket{Op: arpReply, SenderHW: p.mac, SenderIP: p.cfg.Addr.Addr(),
-			TargetHW: a.SenderHW, TargetIP: a.SenderIP})
-		p.arpAnswered.Add(1)
-	}
-}
-
-// sendND sends a neighbor solicitation or advertisement.
-func (p *port) sendND(typ uint8, target, dst netip.Addr, dstMAC [6]byte) error {
-	p.sendMu.Lock()
-	defer p.sendMu.Unlock()
-	n := putND(p.sendBuf[:], typ, p.mac, p.cfg.Addr6.Addr(), target, dst, dstMAC)
-	return p.rx.Send(p.sendBuf[:n])
-}
-
-// handleND answers solicitations for the port's IPv6 address and learns the
-// gateway's MAC from its advertisements and solicitations.
-func (p *port) handleND(f []byte) {
-	a, ok := parseND(f)
-	if !ok || !p.cfg.Addr6.IsValid() {
-		return
-	}
-	if a.Src == p.cfg.Gateway6 && (a.Type == ndSolicit || a.Target == p.cfg.Gateway6) {
-		mac := a.EthSrc
-		if a.HasLL {
-			mac = a.LL
-		}
-		if mac[0]&1 == 0 {
-			p.gwMu.Lock()
-			p.gw6MAC, p.gw6Known = mac, true
-			close(p.gw6Seen)
-			p.gw6Seen = make(chan struct{})
-			p.gwMu.Unlock()
-		}
-	}
-	if a.Type == ndSolicit && a.Target == p.cfg.Addr6.Addr() && !a.Src.IsUnspecified() {
-		dst := a.EthSrc
-		if a.HasLL {
-			dst = a.LL
-		}
-		_ = p.sendND(ndAdvert, p.cfg.Addr6.Addr(), a.Src, dst)
-		p.ndAnswered.Add(1)
-	}
-}
-
-// resolve6 learns the IPv6 gateway's MAC by neighbor discovery, like
-// resolve does by ARP.
-func (p *port) resolve6(timeout time.Duration, force bool) ([6]byte, error) {
-	if !p.cfg.Addr6.IsValid() || !p.cfg.Gateway6.IsValid() {
-		return [6]byte{}, fmt.Errorf("%s: IPv6 trial without addr6 and gateway6: give the port's IPv6 address and the DUT's", p.where())
-	}
-	p.gwMu.Lock()
-	if p.gw6Known && !force {
-		m := p.gw6MAC
-		p.gwMu.Unlock()
-		return m, nil
-	}
-	p.gwMu.Unlock()
-	deadline := time.Now().Add(timeout)
-	tries := 0
-	for time.Now().Before(deadline) {
-		p.gwMu.Lock()
-		seen := p.gw6Seen
-		p.gwMu.Unlock()
-		if err := p.sendND(ndSolicit, p.cfg.Gateway6, netip.Addr{}, [6]byte{}); err != nil {
-			return [6]byte{}, fmt.Errorf("%s: send neighbor solicitation for %v: %w", p.where(), p.cfg.Gateway6, err)
-		}
-		tries++
-		t := time.NewTimer(min(200*time.Millisecond, time.Until(deadline)))
-		select {
-		case <-seen:
-			t.Stop()
-			p.gwMu.Lock()
-			m := p.gw6MAC
-			p.gwMu.Unlock()
-			return m, nil
-		case <-t.C:
-		}
-	}
-	return [6]byte{}, fmt.Errorf("%s: %w: no neighbor advertisement from %v for %v (%d solicitations from %v): check the DUT's IPv6 address on this side and its link",
-		p.where(), ErrNoAnswer, p.cfg.Gateway6, timeout, tries, p.cfg.Addr6.Addr())
-}
-
 // receiveLoop reads the RX ring until stop: ARP is handled, test frames are
 // counted into the attached trial.
 func (p *port) receiveLoop() {
@@ -447,14 +264,8 @@ func (p *port) receiveLoop() {
 				break
 			}
 			data, origLen, ts := r.RxFrame(p.rxHead)
-			if len(data) >= 14 {
-				if data[12] == 0x08 && data[13] == 0x06 {
-					p.handleARP(data)
-				} else if data[12] == 0x86 && data[13] == 0xdd && len(data) > 20 && data[20] == ipProtoICMPv6 {
-					p.handleND(data)
-				} else if t != nil {
-					t.frame(data, origLen, ts)
-				}
+			if len(data) >= 14 && !p.handle(data) && t != nil {
+				t.frame(data, origLen, ts)
 			}
 			r.SetStatus(p.rxHead, afpacket.StatusKernel)
 			p.rxHead++

@@ -8,13 +8,11 @@ import (
 	"fmt"
 	"net"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/internal/afxdp"
-	"github.com/rfc2544/rfc2544/internal/wait"
 )
 
 // XDPEngine is the xdp transport: on each port one AF_XDP socket on queue 0
@@ -62,13 +60,8 @@ func OpenXDP(ctx context.Context, cfg Config) (*XDPEngine, error) {
 		e.ports[i] = p
 	}
 	e.paths = xdpPaths(e.ports[0].xsk.Features(), e.ports[1].xsk.Features())
-	errs := make([]error, 2)
-	var wg sync.WaitGroup
-	for i, p := range e.ports {
-		wg.Go(func() { e.macs[i], errs[i] = p.resolve(cfg.ResolveTimeout, false, false) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	var err error
+	if e.macs, err = resolveBoth(e.neighbours(), cfg.ResolveTimeout, false, false); err != nil {
 		e.Close()
 		return nil, fmt.Errorf("learn the DUT's addresses: %w", err)
 	}
@@ -117,7 +110,7 @@ func (e *XDPEngine) DUTMAC(side int) string {
 // ARPAnswered reports how many ARP requests for the tester's addresses the
 // engine has answered on ports A and B.
 func (e *XDPEngine) ARPAnswered() (a, b uint64) {
-	return e.ports[0].arpAnswered.Load(), e.ports[1].arpAnswered.Load()
+	return e.ports[0].answered.arp.Load(), e.ports[1].answered.arp.Load()
 }
 
 // Close detaches the XDP programs and closes the sockets.
@@ -149,18 +142,9 @@ func (e *XDPEngine) portName(i int) string { return "xdp port " + e.ports[i].nam
 
 func (e *XDPEngine) prepare(spec Spec) error {
 	e.trial = xdpTrial{}
-	proto := framing.IPv4UDP
-	if spec.IPv6 {
-		proto = framing.IPv6UDP
-		for _, p := range e.ports {
-			if !p.cfg.Addr6.IsValid() || !p.cfg.Gateway6.IsValid() {
-				return fmt.Errorf("trial ipv6: %s has no addr6 and gateway6: configure the port's IPv6 address and the DUT's", p.where())
-			}
-		}
-	}
 	for _, p := range e.ports {
-		if err := framing.ValidateFrameSize(spec.FrameSize, proto, false, p.mtu); err != nil {
-			return fmt.Errorf("trial frame_size on %s (MTU %d): %w", p.where(), p.mtu, err)
+		if err := p.checkFrames(spec, p.mtu); err != nil {
+			return err
 		}
 	}
 	if m := afxdp.MaxFrameSize(afxdp.DefaultChunkSize); spec.FrameSize > m {
@@ -170,26 +154,13 @@ func (e *XDPEngine) prepare(spec Spec) error {
 	return nil
 }
 
-// learn sends learning frames (ARP, or ND for IPv6) on both sides and waits
-// Spec.Learning, as the raw transport does.
+// learn sends the learning frames and waits Spec.Learning (learnBoth).
 func (e *XDPEngine) learn(ctx context.Context, spec Spec) error {
-	if spec.Learning <= 0 && !spec.IPv6 {
-		return nil
-	}
-	errs := make([]error, 2)
-	var wg sync.WaitGroup
-	for i, p := range e.ports {
-		if spec.IPv6 {
-			wg.Go(func() { e.macs6[i], errs[i] = p.resolve(e.cfg.ResolveTimeout, spec.Learning > 0, true) })
-		} else {
-			wg.Go(func() { e.macs[i], errs[i] = p.resolve(e.cfg.ResolveTimeout, true, false) })
-		}
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("learning: %w", err)
-	}
-	return wait.Sleep(ctx, spec.Learning)
+	return learnBoth(ctx, e.neighbours(), e.cfg.ResolveTimeout, spec, &e.macs, &e.macs6)
+}
+
+func (e *XDPEngine) neighbours() [2]*neighbour {
+	return [2]*neighbour{&e.ports[0].neighbour, &e.ports[1].neighbour}
 }
 
 // stream builds st's templates, one per flow; ready writes them into the

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,14 +44,8 @@ type xdpPort struct {
 	xsk   *afxdp.Socket
 	ctl   *afpacket.Socket
 
-	sendMu  sync.Mutex
-	sendBuf [ndFrameLen]byte
-
-	gwMu            sync.Mutex
-	gwMAC, gw6MAC   [6]byte
-	gwKnown, gw6Kn  bool
-	gwSeen, gw6Seen chan struct{}
-	arpAnswered     atomic.Uint64
+	// neighbour answers ARP and ND on ctl and learns the DUT's MAC.
+	neighbour
 
 	stop atomic.Bool
 	done chan struct{}
@@ -75,7 +67,7 @@ func (p *xdpPort) where() string {
 // control loop. An AF_XDP error keeps afxdp.ErrNotSupported and its
 // advice (the raw transport).
 func openXDPPort(name string, cfg PortConfig, c Config) (*xdpPort, error) {
-	p := &xdpPort{name: name, cfg: cfg, gwSeen: make(chan struct{}), gw6Seen: make(chan struct{}), done: make(chan struct{})}
+	p := &xdpPort{name: name, cfg: cfg, done: make(chan struct{})}
 	err := nsutil.Do(cfg.Namespace, func() error {
 		ifi, err := net.InterfaceByName(cfg.Interface)
 		if err != nil {
@@ -119,23 +111,9 @@ func openXDPPort(name string, cfg PortConfig, c Config) (*xdpPort, error) {
 // setupCtl readies the control socket: ARP/ND only, the tester's MAC and
 // solicited-node group accepted, bound to every protocol.
 func (p *xdpPort) setupCtl() error {
-	f, err := receiveFilter(0)
-	if err != nil {
+	p.neighbour.init(p.cfg, p.mac, p.where(), p.ctl)
+	if err := acceptNeighbourFrames(p.ctl, p.mac, p.hwMAC, p.cfg.Addr6); err != nil {
 		return err
-	}
-	if err := p.ctl.AttachFilter(f); err != nil {
-		return err
-	}
-	_ = p.ctl.SetIgnoreOutgoing()
-	if p.mac != p.hwMAC {
-		if err := p.ctl.AddUnicast(p.mac); err != nil {
-			return fmt.Errorf("accept frames for the tester's MAC %v: %w", net.HardwareAddr(p.mac[:]), err)
-		}
-	}
-	if a := p.cfg.Addr6; a.IsValid() {
-		if err := p.ctl.AddMulticast(multicastMAC(solicitedNode(a.Addr()))); err != nil {
-			return fmt.Errorf("join the solicited-node group of %v: %w", a.Addr(), err)
-		}
 	}
 	return p.ctl.Bind(unix.ETH_P_ALL)
 }
@@ -156,130 +134,9 @@ func (p *xdpPort) ctlLoop() {
 			if err != nil || n < 14 {
 				break
 			}
-			f := buf[:n]
-			if f[12] == 0x08 && f[13] == 0x06 {
-				p.handleARP(f)
-			} else if n > 20 && f[12] == 0x86 && f[13] == 0xdd && f[20] == ipProtoICMPv6 {
-				p.handleND(f)
-			}
+			p.handle(buf[:n])
 		}
 	}
-}
-
-func (p *xdpPort) sendARP(dst [6]byte, a arpPacket) error {
-	p.sendMu.Lock()
-	defer p.sendMu.Unlock()
-	n := putARP(p.sendBuf[:], dst, p.mac, a)
-	return p.ctl.Send(p.sendBuf[:n])
-}
-
-func (p *xdpPort) sendND(typ uint8, target, dst netip.Addr, dstMAC [6]byte) error {
-	p.sendMu.Lock()
-	defer p.sendMu.Unlock()
-	n := putND(p.sendBuf[:], typ, p.mac, p.cfg.Addr6.Addr(), target, dst, dstMAC)
-	return p.ctl.Send(p.sendBuf[:n])
-}
-
-// handleARP answers requests for the port's address and learns the
-// gateway's MAC from its replies and requests.
-func (p *xdpPort) handleARP(f []byte) {
-	a, ok := parseARP(f)
-	if !ok {
-		return
-	}
-	if a.SenderIP == p.cfg.Gateway && a.SenderIP.IsValid() && a.SenderHW[0]&1 == 0 {
-		p.gwMu.Lock()
-		p.gwMAC, p.gwKnown = a.SenderHW, true
-		close(p.gwSeen)
-		p.gwSeen = make(chan struct{})
-		p.gwMu.Unlock()
-	}
-	if a.Op == arpRequest && a.TargetIP == p.cfg.Addr.Addr() {
-		_ = p.sendARP(a.SenderHW, arpPacket{Op: arpReply, SenderHW: p.mac, SenderIP: p.cfg.Addr.Addr(),
-			TargetHW: a.SenderHW, TargetIP: a.SenderIP})
-		p.arpAnswered.Add(1)
-	}
-}
-
-// handleND answers solicitations for the port's IPv6 address and learns the
-// gateway's MAC.
-func (p *xdpPort) handleND(f []byte) {
-	a, ok := parseND(f)
-	if !ok || !p.cfg.Addr6.IsValid() {
-		return
-	}
-	if a.Src == p.cfg.Gateway6 && (a.Type == ndSolicit || a.Target == p.cfg.Gateway6) {
-		mac := a.EthSrc
-		if a.HasLL {
-			mac = a.LL
-		}
-		if mac[0]&1 == 0 {
-			p.gwMu.Lock()
-			p.gw6MAC, p.gw6Kn = mac, true
-			close(p.gw6Seen)
-			p.gw6Seen = make(chan struct{})
-			p.gwMu.Unlock()
-		}
-	}
-	if a.Type == ndSolicit && a.Target == p.cfg.Addr6.Addr() && !a.Src.IsUnspecified() {
-		dst := a.EthSrc
-		if a.HasLL {
-			dst = a.LL
-		}
-		_ = p.sendND(ndAdvert, p.cfg.Addr6.Addr(), a.Src, dst)
-	}
-}
-
-// resolve learns the gateway's MAC (ARP, or ND for v6), asking every
-// 200 ms up to timeout; force asks even when it is known (learning frames).
-func (p *xdpPort) resolve(timeout time.Duration, force, v6 bool) ([6]byte, error) {
-	if v6 && (!p.cfg.Addr6.IsValid() || !p.cfg.Gateway6.IsValid()) {
-		return [6]byte{}, fmt.Errorf("%s: IPv6 trial without addr6 and gateway6: give the port's IPv6 address and the DUT's", p.where())
-	}
-	known := func() ([6]byte, bool, chan struct{}) {
-		p.gwMu.Lock()
-		defer p.gwMu.Unlock()
-		if v6 {
-			return p.gw6MAC, p.gw6Kn, p.gw6Seen
-		}
-		return p.gwMAC, p.gwKnown, p.gwSeen
-	}
-	if m, ok, _ := known(); ok && !force {
-		return m, nil
-	}
-	deadline := time.Now().Add(timeout)
-	tries := 0
-	for {
-		_, _, seen := known()
-		var err error
-		if v6 {
-			err = p.sendND(ndSolicit, p.cfg.Gateway6, netip.Addr{}, [6]byte{})
-		} else {
-			err = p.sendARP(broadcastMAC, arpPacket{Op: arpRequest, SenderHW: p.mac, SenderIP: p.cfg.Addr.Addr(), TargetIP: p.cfg.Gateway})
-		}
-		if err != nil {
-			return [6]byte{}, fmt.Errorf("%s: send a resolution request: %w", p.where(), err)
-		}
-		tries++
-		left := time.Until(deadline)
-		if left <= 0 {
-			break
-		}
-		t := time.NewTimer(min(200*time.Millisecond, left))
-		select {
-		case <-seen:
-			t.Stop()
-			m, _, _ := known()
-			return m, nil
-		case <-t.C:
-		}
-	}
-	gw, from, what := p.cfg.Gateway, p.cfg.Addr.Addr(), "ARP reply"
-	if v6 {
-		gw, from, what = p.cfg.Gateway6, p.cfg.Addr6.Addr(), "neighbor advertisement"
-	}
-	return [6]byte{}, fmt.Errorf("%s: %w: no %s from %v for %v (%d requests from %v): check the DUT's address on this side, its link and that it answers",
-		p.where(), ErrNoAnswer, what, gw, timeout, tries, from)
 }
 
 // startRx starts the trial's receive loop counting into t.

@@ -8,8 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/netip"
-	"strconv"
 	"time"
 
 	"github.com/rfc2544/rfc2544/trials/agent"
@@ -82,14 +80,10 @@ at most once a second. See trials/agent/PROTOCOL.md for the threat model.
 Flags:
 `
 
-// defaultListen is the agent's listen address without --listen: loopback
-// only, never every interface silently.
-const defaultListen = "127.0.0.1:2544"
-
 func agentVerb(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	listen := fs.String("listen", "", "listen on `ADDR[:PORT]`, an IP address of this host (port 2544 if omitted); default "+defaultListen+" (loopback only)")
+	listen := fs.String("listen", "", "listen on `ADDR[:PORT]`, an IP address of this host (port 2544 if omitted); default "+agent.DefaultListen+" (loopback only)")
 	tokenFile := fs.String("token-file", "", "read the shared token from `FILE` (mode 600, at least 16 bytes); required")
 	maxRate := fs.String("max-rate", "1G", "cap on what the agent sends, in L1 `bits/s` summed over its streams (e.g. 500M, 2.5G)")
 	maxDuration := &durationFlag{name: "max-duration", d: agent.DefaultMaxDuration}
@@ -131,7 +125,7 @@ func agentVerb(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return agentCheck(ctx, *check, token, stdout, logger)
 	}
 
-	addr, err := parseListen(*listen)
+	addr, err := agent.ParseListen(*listen)
 	if err != nil {
 		return usagef("agent: --listen %q: %v", *listen, err)
 	}
@@ -182,67 +176,15 @@ func agentVerb(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return err
 }
 
-// parseListen reads --listen: an IP literal with an optional port. An
-// empty host is refused: every interface must be written out.
-func parseListen(s string) (netip.AddrPort, error) {
-	if s == "" {
-		return netip.MustParseAddrPort(defaultListen), nil
-	}
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		host, port = s, strconv.Itoa(agent.DefaultPort)
-		if len(s) > 1 && s[0] == '[' && s[len(s)-1] == ']' {
-			host = s[1 : len(s)-1]
-		}
-	}
-	if host == "" {
-		return netip.AddrPort{}, errors.New("no address: name this host's address on the test network, e.g. 198.19.1.2:2544 (0.0.0.0:2544 for every interface, if you mean it)")
-	}
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%q is not an IP address; give the address of this host's test interface, e.g. 198.19.1.2:2544", host)
-	}
-	if a.Zone() != "" {
-		return netip.AddrPort{}, errors.New("zoned (link-local) addresses are not supported; give a global or private address")
-	}
-	p, err := strconv.ParseUint(port, 10, 16)
-	if err != nil || p == 0 {
-		return netip.AddrPort{}, fmt.Errorf("port %q: want 1 to 65535 (default %d)", port, agent.DefaultPort)
-	}
-	return netip.AddrPortFrom(a, uint16(p)), nil
-}
-
-// agentCheck authenticates to an agent and prints what it said.
+// agentCheck authenticates to an agent and prints what it said
+// (agent.Check).
 func agentCheck(ctx context.Context, addr string, token []byte, stdout io.Writer, logger *slog.Logger) error {
-	start := time.Now()
-	c, err := agent.Dial(ctx, addr, token, agent.DialConfig{Software: "rfc2544 agent --check"})
+	r, err := agent.Check(ctx, addr, token, "rfc2544 agent --check")
+	if r.Addr != "" {
+		logger.Info("auth ok", "agent", r.Addr, "handshake", r.Handshake.Round(time.Microsecond))
+	}
 	if err != nil {
 		return fmt.Errorf("agent --check: %w", err)
 	}
-	defer c.Close()
-	took := time.Since(start)
-	i := c.Info()
-	logger.Info("auth ok", "agent", agent.JoinHostPort(addr), "handshake", took.Round(time.Microsecond))
-	// One keepalive round each way proves the keyed session works.
-	select {
-	case <-time.After(time.Duration(i.KeepaliveInterval) + 100*time.Millisecond):
-	case <-c.Done():
-	case <-ctx.Done():
-	}
-	if err := c.Err(); err != nil {
-		return fmt.Errorf("agent --check: session: %w", err)
-	}
-	fmt.Fprintf(stdout, "agent %s: authenticated (both sides proved the token) in %v\n", agent.JoinHostPort(addr), took.Round(time.Microsecond))
-	fmt.Fprintf(stdout, "  software:      %s\n", i.Software)
-	fmt.Fprintf(stdout, "  sends only to: %s (this controller, as the agent sees it)\n", i.PeerAddr)
-	fmt.Fprintf(stdout, "  max rate:      %s\n", formatBitRate(i.MaxRateBps))
-	fmt.Fprintf(stdout, "  max trial:     %v\n", time.Duration(i.MaxDuration))
-	latency := "round trip (clocks not declared synchronized)"
-	if i.ClockSync == agent.ClockPTP {
-		latency = "one-way allowed (agent declares PTP-synchronized clocks)"
-	}
-	fmt.Fprintf(stdout, "  latency:       %s\n", latency)
-	fmt.Fprintf(stdout, "  timeouts:      keepalive %v, peer %v, idle %v, session %v\n", time.Duration(i.KeepaliveInterval),
-		time.Duration(i.PeerTimeout), time.Duration(i.IdleTimeout), time.Duration(i.SessionTimeout))
-	return nil
+	return r.WriteText(stdout)
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rfc2544/rfc2544/trials/agent"
 )
 
 // tokenFile writes a token file with the given mode.
@@ -173,12 +175,12 @@ func TestParseListen(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseListen(tc.in)
+			got, err := agent.ParseListen(tc.in)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got.String() != tc.want {
-				t.Errorf("parseListen(%q) = %v, want %s", tc.in, got, tc.want)
+				t.Errorf("ParseListen(%q) = %v, want %s", tc.in, got, tc.want)
 			}
 		})
 	}

@@ -6,12 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/rig"
 	"github.com/rfc2544/rfc2544/trials"
 )
 
@@ -49,13 +49,14 @@ Example:
 	if *dur <= 0 || *dur > 5*time.Minute {
 		return usagef("calibrate --duration %v: want a positive duration up to 5m, e.g. 2s", *dur)
 	}
-	var fsizes []int
-	for _, s := range strings.Split(*sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 64 || n > 16384 {
-			return usagef("calibrate --sizes: %q is not a frame size in bytes from 64 to 16384", s)
+	fsizes, err := rfc2544.ParseFrameSizes(*sizes)
+	if err != nil {
+		return usagef("calibrate --sizes %s: %w", quoteShort(*sizes), err)
+	}
+	for _, n := range fsizes {
+		if n < 64 || n > 16384 {
+			return usagef("calibrate --sizes: %d is not a frame size in bytes from 64 to 16384", n)
 		}
-		fsizes = append(fsizes, n)
 	}
 	st, err := lab.Load(*labName)
 	if err != nil {
@@ -64,11 +65,8 @@ Example:
 	if st.Topology != lab.TopologyLoop {
 		fmt.Fprintf(stderr, "rfc2544: warning: lab %q is a %v topology; a ceiling measured through a DUT includes the DUT\n", st.Name, st.Topology)
 	}
-	pc := func(p lab.Port) trials.PortConfig {
-		return trials.PortConfig{Namespace: p.Namespace, Interface: p.Interface, Addr: p.IPv4, Gateway: p.GatewayV4,
-			Addr6: p.IPv6, Gateway6: p.GatewayV6}
-	}
-	pts, err := trials.Calibrate(ctx, trials.Config{A: pc(st.A), B: pc(st.B), TxCPU: st.TesterCPU()}, fsizes, *dur)
+	ports := rig.LabPorts(st)
+	pts, err := trials.Calibrate(ctx, trials.Config{A: ports[0].Engine(), B: ports[1].Engine(), TxCPU: st.TesterCPU()}, fsizes, *dur)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}

@@ -28,7 +28,7 @@ func dryRun(_ context.Context, s *runSetup, stdout io.Writer) error {
 		est, _ := s.plan.WithDefaults().Estimate()
 		out.ExpectedS = est.Seconds()
 		for _, p := range s.ports {
-			out.Ports = append(out.Ports, p.describe())
+			out.Ports = append(out.Ports, p.String())
 		}
 		if s.tempLab {
 			out.Lab = "temporary: " + s.labCfg.Summary()
@@ -47,7 +47,7 @@ func dryRun(_ context.Context, s *runSetup, stdout io.Writer) error {
 		fmt.Fprintf(&b, "# lab: %s\n", s.labName)
 	}
 	for _, p := range s.ports {
-		fmt.Fprintf(&b, "# %s\n", p.describe())
+		fmt.Fprintf(&b, "# %s\n", p.String())
 	}
 	fmt.Fprintf(&b, "# line rate: %s\n", lineRateNote(s.plan.LinkBps, s.lineNote))
 	fmt.Fprintf(&b, "# rate cap: %s (%s)\n", formatBitRate(s.capBps), s.capNote)

@@ -280,8 +280,8 @@ func TestJumboOnStandardMTU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Throughput) != 1+len(jumboSizes) {
-				t.Fatalf("got %d throughput results, want %d", len(res.Throughput), 1+len(jumboSizes))
+			if len(res.Throughput) != 1+len(rfc2544.JumboSizes) {
+				t.Fatalf("got %d throughput results, want %d", len(res.Throughput), 1+len(rfc2544.JumboSizes))
 			}
 			for _, tp := range res.Throughput {
 				measure := tp.FrameSize == 1518 || tt.reason == ""

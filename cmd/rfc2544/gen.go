@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +28,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		dstIP  = fs.String("dst-ip", "198.19.0.2", "destination IPv4 address (198.18.0.0/15)")
 		dport  = fs.Uint("dport", 7, "UDP destination port")
 		frame  = fs.Int("frame", 64, "RFC 2544 frame size in bytes, FCS included")
-		secs   = fs.Duration("secs", 5*time.Second, "how long to send (a duration, or whole seconds)")
+		secs   = 5 * time.Second
 		fps    float64
 		noRing = fs.Bool("no-tx-ring", false, "use sendto per frame instead of PACKET_TX_RING")
 		qdisc  = fs.Bool("qdisc", false, "send through the qdisc instead of PACKET_QDISC_BYPASS")
@@ -43,8 +44,16 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fps, err = rate.ParseFrames(v)
 		return err
 	})
+	fs.Func("secs", "how long to send: a `duration`, or whole seconds (default 5s)", func(v string) (err error) {
+		if n, aerr := strconv.Atoi(v); aerr == nil && n >= 0 {
+			secs = time.Duration(n) * time.Second // whole seconds, as peers.sh passes them
+			return nil
+		}
+		secs, err = time.ParseDuration(v)
+		return err
+	})
 	helpOn(fs, stdout, "Usage: rfc2544 gen --dev IF --dmac MAC [--frame 64] [--secs 5s] [--rate FPS]\n\nBenchmark mode: the generator alone, no receiver, no ARP.\n")
-	if err := fs.Parse(fixSecs(args)); err != nil {
+	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return nil
 		}
@@ -77,7 +86,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return usagef("gen --transport %s: want raw or xdp", quoteShort(*tport))
 	}
 	res, err := generate(ctx, trials.GenConfig{Namespace: *ns, Interface: *dev, DstMAC: mac, SrcIP: src, DstIP: dst,
-		DstPort: uint16(*dport), FrameSize: *frame, RateFPS: fps, Duration: *secs, NoTxRing: *noRing, QdiscPath: *qdisc, Batch: *batch})
+		DstPort: uint16(*dport), FrameSize: *frame, RateFPS: fps, Duration: secs, NoTxRing: *noRing, QdiscPath: *qdisc, Batch: *batch})
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("gen: %w", err)
 	}
@@ -91,46 +100,4 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	_, werr := fmt.Fprintf(stdout, "sent %d failed %d seconds %.6f offered_fps %.1f tx %s qdisc_bypass %v%s\n",
 		res.Sent, res.Failed, res.Seconds, res.OfferedFPS, res.Paths.TX, res.Paths.QdiscBypass, xdp)
 	return werr
-}
-
-// fixSecs lets --secs take whole seconds ("--secs 7", as peers.sh passes).
-func fixSecs(args []string) []string {
-	out := append([]string(nil), args...)
-	for i := 0; i < len(out); i++ {
-		v, name := "", ""
-		switch {
-		case (out[i] == "--secs" || out[i] == "-secs") && i+1 < len(out):
-			name, v = out[i], out[i+1]
-			if isDigits(v) {
-				out[i+1] = v + "s"
-			}
-		case len(out[i]) > 7 && (out[i][:7] == "--secs=" || out[i][:6] == "-secs="):
-			name = out[i][:len(out[i])-len(afterEq(out[i]))]
-			if v = afterEq(out[i]); isDigits(v) {
-				out[i] = name + v + "s"
-			}
-		}
-	}
-	return out
-}
-
-func afterEq(s string) string {
-	for i := range s {
-		if s[i] == '=' {
-			return s[i+1:]
-		}
-	}
-	return ""
-}
-
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }

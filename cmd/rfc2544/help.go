@@ -58,7 +58,7 @@ Exit codes: 0 ok, 1 test error, 2 usage error, 3 tester-limited result,
 		{"Two hosts: a remote agent as port B (udp)", []string{"agent", "token-file", "local", "reverse", "clock-sync"}},
 		{"Temporary lab settings (with --lab and no name)", labSettingFlags},
 		{"Safety (RFC 6815)", []string{"max-rate", "allow-any-destination", "force"}},
-		{"Output", []string{"out", "overwrite", "json", "quiet", "dry-run", "resume"}},
+		{"Output", []string{"out", "overwrite", "json", "json-stream", "quiet", "dry-run", "resume"}},
 	}
 	// Flags no group lists (added by other verbs' code) still show.
 	listed := map[string]bool{}

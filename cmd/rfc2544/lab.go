@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
@@ -164,21 +162,7 @@ func labList(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "no labs are up")
 		return nil
 	}
-	t := tablewriter.NewTable(stdout, tablewriter.WithHeaderAutoFormat(tw.Off))
-	t.Header("Name", "Topology", "DUT", "Settings", "Created")
-	for _, n := range names {
-		st, err := lab.Load(n)
-		if err != nil {
-			t.Append(n, "?", "?", err.Error(), "")
-			continue
-		}
-		dut := "-"
-		if st.Topology == lab.TopologyRouter {
-			dut = st.DUT.String()
-		}
-		t.Append(n, st.Topology.String(), dut, st.Config.Flags(), st.Created.Format(time.RFC3339))
-	}
-	return t.Render()
+	return lab.WriteList(stdout, names)
 }
 
 func labRelay(args []string, stderr io.Writer) error {

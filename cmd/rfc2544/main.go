@@ -15,6 +15,7 @@ import (
 
 	"github.com/rfc2544/rfc2544/lab/relay"
 	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/rig"
 )
 
 // Exit codes, documented in the README.
@@ -185,8 +186,9 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "rfc2544:", err)
 	var ue usageError
+	var ie *rig.InputError
 	switch {
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &ie):
 		return exitUsage
 	case errors.Is(err, errInterrupted):
 		return exitInterrupted

@@ -1,61 +1,19 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/rfc2544/rfc2544/internal/fileio"
+	"github.com/rfc2544/rfc2544/internal/quote"
+	"github.com/rfc2544/rfc2544/rig"
 )
 
 // This file holds what the verbs share about files: the output folder's
 // lock, the one atomic writer, and bounded reads of input files.
 
 // journalName is the journal's file name in the output folder.
-const journalName = "journal.jsonl"
-
-// runFiles are the files a run writes into its folder; --overwrite removes
-// them, and a folder holding anything else is not a run's to take.
-var runFiles = []string{journalName, "results.json", "report.txt", "report.html"}
-
-// checkOutFree refuses an --out that exists and is not empty, unless
-// overwrite: a run never mixes into, or silently replaces, another's files.
-func checkOutFree(dir string, overwrite bool) error {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return usagef("--out %s: %v", dir, err)
-	}
-	if len(ents) == 0 {
-		return nil
-	}
-	if _, err := os.Stat(filepath.Join(dir, journalName)); err == nil {
-		if overwrite {
-			return nil
-		}
-		return usagef("--out %s: already holds a run (%s); continue it with --resume %s, replace it with --overwrite, or choose another --out", dir, journalName, dir)
-	}
-	if overwrite {
-		return nil
-	}
-	return usagef("--out %s: exists and is not empty (%s ...); choose a new or empty folder, or pass --overwrite to replace the run files in it", dir, ents[0].Name())
-}
-
-// clearRunFiles removes the files of an earlier run from dir (--overwrite).
-func clearRunFiles(dir string) error {
-	for _, n := range runFiles {
-		if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("--overwrite: remove %s: %w", filepath.Join(dir, n), err)
-		}
-	}
-	return nil
-}
+const journalName = rig.JournalName
 
 // outputFile is one file of an atomic write.
 type outputFile = fileio.File
@@ -66,41 +24,11 @@ func writeFilesAtomic(dir string, files []outputFile) error {
 	return fileio.WriteFiles(dir, files, onExit)
 }
 
-// Input size limits.
-const (
-	// maxPlanBytes bounds a plan file: real plans are a few kilobytes.
-	maxPlanBytes = 1 << 20
-	// maxJournalBytes bounds a journal read back by --resume, and
-	// maxCalibrationBytes a --calibration file.
-	maxCalibrationBytes = 1 << 20
-)
-
 // maxQuote is how much of a bad value an error message quotes.
-const maxQuote = 100
+const maxQuote = quote.Max
 
-// quoteShort is strconv.Quote of s cut to about maxQuote bytes, so a bad
-// value of megabytes does not flood the terminal.
-func quoteShort(s string) string {
-	if len(s) <= maxQuote {
-		return fmt.Sprintf("%q", s)
-	}
-	cut := maxQuote
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%q... (%d bytes)", s[:cut], len(s))
-}
-
-// flagValue shows a flag's value as typed when it is short and plain, else
-// quoted (and cut).
-func flagValue(v string) string {
-	if v != "" && len(v) <= maxQuote && strconv.Quote(v) == `"`+v+`"` && !strings.ContainsAny(v, " ,;") {
-		return v
-	}
-	return quoteShort(v)
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+// quoteShort quotes a bad value, cut to about maxQuote bytes (quote.Short).
+func quoteShort(s string) string { return quote.Short(s) }
 
 // writeReportFile writes one file atomically (writeFilesAtomic), e.g. a
 // chart named by a flag.

@@ -23,10 +23,8 @@ type progress struct {
 	now   func() time.Time
 	start time.Time
 
-	plan      rfc2544.Plan
-	remaining time.Duration // estimated tester time of the segments not yet begun
-	segs      []rfc2544.Segment
-	seg       int // index of the current segment in segs, -1 before the first
+	plan rfc2544.Plan
+	left *rfc2544.ETA
 
 	test      rfc2544.Test
 	size      int
@@ -34,7 +32,6 @@ type progress struct {
 	intended  float64
 	lastLoss  string
 	live      string // the running trial's latest interval: "  trial 12s loss 0.000%"
-	segSteps  int    // trials started in the current segment
 	lineShown bool
 	// fromJournal marks the trial being reported as replayed from the
 	// journal of a resumed run, not run now.
@@ -42,12 +39,8 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, plan rfc2544.Plan) *progress {
-	p := &progress{w: w, tty: isTerminal(w), now: time.Now, plan: plan, seg: -1}
+	p := &progress{w: w, tty: isTerminal(w), now: time.Now, plan: plan, left: rfc2544.NewETA(plan)}
 	p.start = p.now()
-	p.segs = plan.EstimateRun()
-	for _, s := range p.segs {
-		p.remaining += time.Duration(s.Trials) * s.Each
-	}
 	return p
 }
 
@@ -62,29 +55,20 @@ func (p *progress) TrialStarted(test rfc2544.Test, frameSize, step int, intended
 	if test != p.test || frameSize != p.size {
 		p.advance(test, frameSize)
 	}
+	p.left.TrialStarted(test, frameSize)
 	p.step, p.intended, p.live = step, intendedPercent, ""
-	p.segSteps++
 	if p.tty {
 		p.draw()
 	}
 }
 
-// advance moves to the segment of test at frameSize.
+// advance moves to test at size: a terminal keeps the finished test's line.
 func (p *progress) advance(test rfc2544.Test, size int) {
 	if p.tty && p.lineShown && test != p.test {
-		fmt.Fprintln(p.w) // keep the finished test's line
+		fmt.Fprintln(p.w)
 		p.lineShown = false
 	}
-	p.test, p.size, p.segSteps, p.lastLoss = test, size, 0, ""
-	for i := p.seg + 1; i < len(p.segs); i++ {
-		if p.segs[i].Test == test && p.segs[i].Size == size {
-			for j := p.seg + 1; j <= i; j++ {
-				p.remaining -= time.Duration(p.segs[j].Trials) * p.segs[j].Each
-			}
-			p.seg = i
-			return
-		}
-	}
+	p.test, p.size, p.lastLoss = test, size, ""
 }
 
 // TrialFinished implements rfc2544.Observer.
@@ -155,16 +139,8 @@ func (p *progress) elapsed() string {
 	return p.now().Sub(p.start).Round(time.Second).String()
 }
 
-// eta is the estimated time left: the rest of the current segment plus the
-// segments not begun.
-func (p *progress) eta() string {
-	left := p.remaining
-	if p.seg >= 0 && p.seg < len(p.segs) {
-		s := p.segs[p.seg]
-		left += time.Duration(max(s.Trials-p.segSteps, 0)) * s.Each
-	}
-	return "~" + left.Round(time.Second).String()
-}
+// eta is the estimated time left (rfc2544.ETA).
+func (p *progress) eta() string { return "~" + p.left.Left().Round(time.Second).String() }
 
 func testLabel(t rfc2544.Test) string {
 	switch t {

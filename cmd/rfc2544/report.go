@@ -12,11 +12,7 @@ import (
 	"strings"
 
 	"github.com/rfc2544/rfc2544/reports"
-	"github.com/rfc2544/rfc2544/rfc2544"
 )
-
-// reportFormats are the values of report --format.
-var reportFormats = []string{"table", "json", "csv", "html", "svg", "png"}
 
 const reportHelp = `Usage: rfc2544 report RESULTS [--format table|json|csv|html|svg|png] [--out DIR] [--test NAME] [--chart NAME]
 
@@ -61,7 +57,7 @@ type reportFlags struct {
 func newReportFlags() *reportFlags {
 	f := &reportFlags{fs: flag.NewFlagSet("report", flag.ContinueOnError)}
 	f.fs.SetOutput(io.Discard)
-	f.fs.StringVar(&f.format, "format", "table", "output `format`: "+strings.Join(reportFormats, ", "))
+	f.fs.StringVar(&f.format, "format", "table", "output `format`: "+strings.Join(reports.Formats, ", "))
 	f.fs.StringVar(&f.out, "out", "", "write files into `folder` instead of stdout")
 	f.fs.StringVar(&f.test, "test", "", "only this test's `table` (or charts)")
 	f.fs.StringVar(&f.kind, "chart", "", "svg/png: only this `chart`: throughput, latency, frame_loss, latency_cdf")
@@ -88,8 +84,8 @@ func reportVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			len(pos), strings.Join(pos, " "))
 	}
 	format := strings.ToLower(f.format)
-	if !slices.Contains(reportFormats, format) {
-		return usagef("report: --format %q: unknown; want one of %s", f.format, strings.Join(reportFormats, ", "))
+	if !slices.Contains(reports.Formats, format) {
+		return usagef("report: --format %q: unknown; want one of %s", f.format, strings.Join(reports.Formats, ", "))
 	}
 	var table reports.Table
 	if f.test != "" {
@@ -110,100 +106,30 @@ func reportVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	outs, err := reportOutputs(res, format, table, kind, f.out != "", f.wide)
+	outs, err := reports.Outputs(res, reports.Choice{Format: format, Table: table, Chart: kind, ToDir: f.out != "", Wide: f.wide})
+	if errors.Is(err, reports.ErrNoData) {
+		return fmt.Errorf("report: %w", err)
+	}
 	if err != nil {
-		return err
+		return usagef("report: %w", err)
 	}
 	if f.out == "" {
-		return outs[0].write(stdout)
+		return outs[0].Write(stdout)
 	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return fmt.Errorf("report: create output folder: %w", err)
 	}
 	files := make([]outputFile, len(outs))
 	for i, o := range outs {
-		files[i] = outputFile{Name: o.name, Write: o.write}
+		files[i] = outputFile{Name: o.Name, Write: o.Write}
 	}
 	if err := writeFilesAtomic(f.out, files); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	for _, o := range outs {
-		fmt.Fprintln(stdout, "wrote", filepath.Join(f.out, o.name))
+		fmt.Fprintln(stdout, "wrote", filepath.Join(f.out, o.Name))
 	}
 	return nil
-}
-
-// reportOutput is one thing report writes: a file name (with --out) and a writer.
-type reportOutput struct {
-	name  string
-	write func(io.Writer) error
-}
-
-// reportOutputs decides what report writes. Without toDir, exactly one
-// output goes to stdout, so a format that makes several needs --test or
-// --chart to pick one.
-func reportOutputs(res *rfc2544.Results, format string, table reports.Table, kind reports.ChartKind, toDir, wide bool) ([]reportOutput, error) {
-	if table != "" && !reports.HasTable(res, table) {
-		return nil, usagef("report: --test %s: the results hold no %s results (the run's tests: %s)", table, table, presentTables(res))
-	}
-	switch format {
-	case "table":
-		if table != "" {
-			return []reportOutput{{string(table) + ".txt", func(w io.Writer) error { return reports.WriteTable(w, res, table, wide) }}}, nil
-		}
-		if wide {
-			return []reportOutput{{"report.txt", func(w io.Writer) error { return reports.WriteTablesWide(w, res) }}}, nil
-		}
-		return []reportOutput{{"report.txt", func(w io.Writer) error { return reports.WriteTables(w, res) }}}, nil
-	case "json":
-		sub := reports.OnlyTable(res, table)
-		return []reportOutput{{"results.json", func(w io.Writer) error { return reports.WriteJSON(w, sub) }}}, nil
-	case "html":
-		sub := reports.OnlyTable(res, table)
-		return []reportOutput{{"report.html", func(w io.Writer) error { return reports.WriteHTML(w, sub) }}}, nil
-	case "csv":
-		tables := []reports.Table{table}
-		if table == "" {
-			if !toDir {
-				return nil, usagef("report: csv on stdout is one table: add --test (%s), or --out DIR for one file per table", presentTables(res))
-			}
-			tables = reports.TablesIn(res)
-		}
-		var outs []reportOutput
-		for _, t := range tables {
-			outs = append(outs, reportOutput{string(t) + ".csv", func(w io.Writer) error { return reports.WriteCSV(w, res, t) }})
-		}
-		if len(outs) == 0 {
-			return nil, errors.New("report: the results hold no test results to write as CSV")
-		}
-		return outs, nil
-	}
-	// svg, png
-	imgFormat := reports.ImageFormat(format)
-	kinds := reports.AvailableCharts(res)
-	if table != "" {
-		kinds = reports.TableCharts(res, table)
-		if len(kinds) == 0 {
-			return nil, usagef("report: --test %s has no chart; charts exist for throughput, latency (and latency_cdf) and frame_loss", table)
-		}
-	}
-	if kind != "" {
-		if !slices.Contains(reports.AvailableCharts(res), kind) {
-			return nil, usagef("report: --chart %s: the results hold no data for it (available: %s)", kind, joinChartKinds(reports.AvailableCharts(res)))
-		}
-		kinds = []reports.ChartKind{kind}
-	}
-	if len(kinds) == 0 {
-		return nil, errors.New("report: the results hold no data for any chart")
-	}
-	if !toDir && len(kinds) > 1 {
-		return nil, usagef("report: %s on stdout is one chart: add --chart (%s), or --out DIR for every chart", format, joinChartKinds(kinds))
-	}
-	var outs []reportOutput
-	for _, k := range kinds {
-		outs = append(outs, reportOutput{string(k) + "." + format, func(w io.Writer) error { return reports.WriteChart(w, res, k, imgFormat) }})
-	}
-	return outs, nil
 }
 
 // parseInterspersed parses flags placed before, between or after the
@@ -231,22 +157,4 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 func printVerbHelp(w io.Writer, help string, fs *flag.FlagSet) {
 	fmt.Fprint(w, help)
 	printFlags(w, fs)
-}
-
-func joinChartKinds(k []reports.ChartKind) string { return joinNames(k) }
-
-// presentTables names the tables res holds, for an error ("none").
-func presentTables(res *rfc2544.Results) string {
-	if t := reports.TablesIn(res); len(t) > 0 {
-		return joinNames(t)
-	}
-	return "none"
-}
-
-func joinNames[T ~string](v []T) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = string(x)
-	}
-	return strings.Join(s, ", ")
 }

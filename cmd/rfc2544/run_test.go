@@ -17,6 +17,7 @@ import (
 
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/rig"
 	"github.com/rfc2544/rfc2544/trials"
 )
 
@@ -375,8 +376,8 @@ func TestDryRunPlanPrecedence(t *testing.T) {
 	want.Throughput.Search = rfc2544.SearchStep // file
 	want.Throughput.ResolutionPercent = 0.25    // flag: points, not relative
 	want.Throughput.ResolutionRelativePercent = 0
-	want.Trial.Retries = -1        // flag: --retries 0 is never
-	want.LinkBps = nominalLineRate // sim's nominal rate
+	want.Trial.Retries = -1            // flag: --retries 0 is never
+	want.LinkBps = rig.NominalLineRate // sim's nominal rate
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("effective plan (-want +got):\n%s", diff)
 	}
@@ -401,19 +402,25 @@ func TestFixLabArg(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, fixLabArg(tt.in)); diff != "" {
+			if diff := cmp.Diff(tt.want, rig.FixLabArg(tt.in)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}
 	// And through the parser: a bare --lab is a temporary lab.
 	f, err := parseRunArgs("run", nil, []string{"--sizes", "64", "--lab"})
-	if err != nil || !f.lab.temporary() {
-		t.Errorf("bare --lab: err %v, temporary %v", err, f != nil && f.lab.temporary())
+	if err != nil {
+		t.Fatalf("bare --lab: %v", err)
+	}
+	if given, name := f.rig.Lab(); !given || name != "" {
+		t.Errorf("bare --lab: lab %v %q; want a temporary lab", given, name)
 	}
 	f, err = parseRunArgs("run", nil, []string{"--lab", "demo", "--sizes", "64"})
-	if err != nil || f.lab.temporary() || f.lab.name != "demo" {
-		t.Errorf("--lab demo: err %v, lab %+v", err, f.lab)
+	if err != nil {
+		t.Fatalf("--lab demo: %v", err)
+	}
+	if given, name := f.rig.Lab(); !given || name != "demo" {
+		t.Errorf("--lab demo: lab %v %q", given, name)
 	}
 }
 

@@ -2,57 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"time"
-
-	"github.com/rfc2544/rfc2544/rfc2544"
-	"github.com/rfc2544/rfc2544/trials"
 )
-
-// Events of the journal's interval lines and of --json-stream (one JSON
-// object a line, the iperf3 --json-stream convention: each names its event).
-// The interval event is rfc2544.EventInterval, an rfc2544.IntervalRecord
-// (also the journal's interval lines).
-const (
-	eventStart = "start" // the run begins
-	eventTrial = "trial" // a trial ended (the journal's trial lines have no event)
-	eventEnd   = "end"   // the run ended
-)
-
-// startEvent opens a --json-stream: the run's plan and the estimate of its
-// tester time.
-type startEvent struct {
-	Event     string       `json:"event"` // "start"
-	Time      time.Time    `json:"time"`
-	Tool      string       `json:"tool"`
-	Out       string       `json:"out"`
-	Resumed   int          `json:"resumed_trials,omitempty"`
-	EstimateS float64      `json:"estimate_s"`
-	Trials    int          `json:"estimate_trials"`
-	Plan      rfc2544.Plan `json:"plan"`
-}
-
-// trialEvent is a finished trial on the --json-stream: the journal's trial
-// line with its event.
-type trialEvent struct {
-	Event string `json:"event"` // "trial"
-	// FromJournal marks a trial replayed from the journal of a resumed
-	// run, not run now.
-	FromJournal bool `json:"from_journal,omitempty"`
-	rfc2544.TrialRecord
-}
-
-// endEvent closes a --json-stream: the results as --json writes them, and
-// the run's error if it ended in one.
-type endEvent struct {
-	Event   string           `json:"event"` // "end"
-	Time    time.Time        `json:"time"`
-	Error   string           `json:"error,omitempty"`
-	Results *rfc2544.Results `json:"results"`
-}
 
 // jsonStream writes --json-stream events to stdout, one line each, as they
 // happen. A stream that cannot be written is an error of the run (the
@@ -78,20 +31,4 @@ func (s *jsonStream) emit(v any) error {
 		return s.err
 	}
 	return nil
-}
-
-// intervalTester gives every trial it runs an OnInterval that hands the
-// intervals to on.
-type intervalTester struct {
-	next rfc2544.Tester
-	on   func(trials.Interval)
-}
-
-var _ rfc2544.Tester = (*intervalTester)(nil)
-
-func (t *intervalTester) Run(ctx context.Context, spec trials.Spec) (trials.Result, error) {
-	if t.on != nil {
-		spec.OnInterval = t.on
-	}
-	return t.next.Run(ctx, spec)
 }
