@@ -146,11 +146,30 @@ func WritePlot(w io.Writer, p *plot.Plot, format ImageFormat) error {
 		return fmt.Errorf("render %s chart: %w", format, err)
 	}
 	drawOutsideLegend(draw.New(c), p)
+	if format == SVG {
+		// Text is laid out with Liberation Sans's metrics; a viewer
+		// without it falls back to Arial or Helvetica, which share them,
+		// rather than to a wider default (DejaVu Sans ran the 1280 and
+		// 1518 tick labels into one).
+		var b bytes.Buffer
+		if _, err := c.WriteTo(&b); err != nil {
+			return fmt.Errorf("render svg chart: %w", err)
+		}
+		_, err := io.WriteString(w, strings.ReplaceAll(b.String(), "font-family:Liberation Sans;", svgFonts))
+		if err != nil {
+			return fmt.Errorf("write svg chart: %w", err)
+		}
+		return nil
+	}
 	if _, err := c.WriteTo(w); err != nil {
 		return fmt.Errorf("write %s chart: %w", format, err)
 	}
 	return nil
 }
+
+// svgFonts is the font-family of an SVG chart's text: Liberation Sans and
+// the fonts metric-compatible with it.
+const svgFonts = "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"
 
 // titleMargin is the blank band above a chart's title, titleGap the one
 // between the title and the plot (the top tick label, "100", touched the

@@ -240,3 +240,21 @@ func TestTickLabelsRound(t *testing.T) {
 		}
 	}
 }
+
+// TestSVGFontFallback: SVG text falls back to the fonts that share
+// Liberation Sans's metrics, in a file and inline in HTML.
+func TestSVGFontFallback(t *testing.T) {
+	res := loadFixture(t, fixture1500)
+	var svg, html bytes.Buffer
+	if err := WriteChart(&svg, res, ChartThroughput, SVG); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&html, res); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]string{"svg": svg.String(), "html": html.String()} {
+		if strings.Contains(s, "font-family:Liberation Sans;") || !strings.Contains(s, svgFonts) {
+			t.Errorf("%s: chart text without the fallback fonts %q", name, svgFonts)
+		}
+	}
+}
