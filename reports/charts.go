@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
@@ -685,15 +686,10 @@ func frameLossChart(res *rfc2544.Results, logScale bool) (*plot.Plot, error) {
 	// series stay visible.
 	glyphs := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.RingGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
 	dashes := [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}, {vg.Points(8), vg.Points(3), vg.Points(2), vg.Points(3)}}
+	var limited plotter.XYs
 	for i, r := range res.FrameLoss {
-		var xys plotter.XYs
-		for _, pt := range r.Points {
-			y := pt.LossPercent
-			if logScale {
-				y = math.Log10(math.Max(y, floor))
-			}
-			xys = append(xys, plotter.XY{X: pt.OfferedPercent, Y: y})
-		}
+		xys, lim := lossPoints(r, logScale, floor)
+		limited = append(limited, lim...)
 		if len(xys) == 0 {
 			continue
 		}
@@ -705,6 +701,15 @@ func frameLossChart(res *rfc2544.Results, logScale bool) (*plot.Plot, error) {
 		p.Add(l, s)
 		p.Legend.Add(fmt.Sprintf("%d B", r.FrameSize), l, s)
 	}
+	if len(limited) > 0 {
+		s, err := plotter.NewScatter(limited)
+		if err != nil {
+			return nil, fmt.Errorf("frame loss chart: %w", err)
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: color.Gray{Y: 60}, Radius: vg.Points(7), Shape: draw.TriangleGlyph{}}
+		p.Add(s)
+		p.Legend.Add("tester-limited: offered < intended", s)
+	}
 	p.Y.Max = 1 // no loss at all: 0 to 1 %
 	if ymax > 0 {
 		p.Y.Max = ymax * 1.1
@@ -713,6 +718,26 @@ func frameLossChart(res *rfc2544.Results, logScale bool) (*plot.Plot, error) {
 		logAxis(&p.Y, floor, math.Max(ymax*1.5, floor*10), floorTicks{floor: floor})
 	}
 	return p, nil
+}
+
+// lossPoints are one size's loss points in order of offered load (the
+// sweep runs down from 100 % intended, and a tester that fell short offers
+// less than a lower step did), y as the chart draws it; lim are those the
+// tester could not offer as intended, to be marked.
+func lossPoints(r rfc2544.FrameLossResult, logScale bool, floor float64) (xys, lim plotter.XYs) {
+	pts := slices.Clone(r.Points)
+	slices.SortStableFunc(pts, func(a, b rfc2544.FrameLossPoint) int { return cmp.Compare(a.OfferedPercent, b.OfferedPercent) })
+	for _, pt := range pts {
+		y := pt.LossPercent
+		if logScale {
+			y = math.Log10(math.Max(y, floor))
+		}
+		xys = append(xys, plotter.XY{X: pt.OfferedPercent, Y: y})
+		if pt.TesterLimited {
+			lim = append(lim, plotter.XY{X: pt.OfferedPercent, Y: y})
+		}
+	}
+	return xys, lim
 }
 
 // LatencyCDFChart plots the cumulative latency distribution (from

@@ -258,3 +258,41 @@ func TestSVGFontFallback(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameLossTesterLimited: a sweep whose top steps the tester could not
+// offer (the lab demo's 64 B: 100, 80, 60 % intended, 45.6, 46.9, 47.6 %
+// offered) is drawn in order of offered load, not zigzagging back, and
+// those points are marked tester-limited.
+func TestFrameLossTesterLimited(t *testing.T) {
+	res := &rfc2544.Results{Plan: rfc2544.Plan{LinkBps: 1e9}, FrameLoss: []rfc2544.FrameLossResult{{FrameSize: 64, Points: []rfc2544.FrameLossPoint{
+		{IntendedPercent: 100, OfferedPercent: 45.59, LossPercent: 0.032, TesterLimited: true},
+		{IntendedPercent: 80, OfferedPercent: 46.88, LossPercent: 0.228, TesterLimited: true},
+		{IntendedPercent: 60, OfferedPercent: 47.59, LossPercent: 0.026, TesterLimited: true},
+		{IntendedPercent: 40, OfferedPercent: 40, LossPercent: 0},
+		{IntendedPercent: 20, OfferedPercent: 20, LossPercent: 0},
+	}}}}
+	xys, lim := lossPoints(res.FrameLoss[0], false, 0)
+	var xs []float64
+	for _, xy := range xys {
+		xs = append(xs, xy.X)
+	}
+	if want := []float64{20, 40, 45.59, 46.88, 47.59}; !cmp.Equal(xs, want) {
+		t.Errorf("loss points at offered %v, want %v", xs, want)
+	}
+	if len(lim) != 3 {
+		t.Errorf("%d tester-limited points marked, want 3", len(lim))
+	}
+	for _, kind := range []ChartKind{ChartFrameLoss, ChartFrameLossLog} {
+		p, err := Chart(res, kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := WritePlot(&b, p, SVG); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "tester-limited: offered &lt; intended") {
+			t.Errorf("%s: no tester-limited legend entry", kind)
+		}
+	}
+}

@@ -113,8 +113,8 @@ var chartCaption = map[ChartKind]string{
 	ChartLatencyCDF:        "Share of frames at or below each latency, at the throughput rate (from the latency histograms).",
 	ChartLatencyPercentile: "The same distribution by percentile: the tail (99 %, 99.9 %, 99.99 %) spread over the axis instead of squeezed into the top of the CDF.",
 	ChartThroughputPercent: "Measured throughput in % of each frame size's theoretical maximum frame rate.",
-	ChartFrameLossLog:      "Frame loss against the offered load actually sent, on a log scale; no loss is drawn at 0, the bottom of the axis.",
-	ChartFrameLoss:         "Frame loss against the offered load actually sent, per frame size.",
+	ChartFrameLossLog:      "Frame loss against the offered load actually sent, on a log scale; no loss is drawn at 0, the bottom of the axis; triangles mark tester-limited trials.",
+	ChartFrameLoss:         "Frame loss against the offered load actually sent, per frame size; triangles mark trials the tester could not offer as intended (tester-limited).",
 }
 
 func htmlTableOf(t *table, sub bool) htmlTable {
