@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
@@ -36,10 +37,25 @@ const (
 	// ChartLatencyCDF is the cumulative latency distribution at the
 	// throughput rate, one curve per frame size.
 	ChartLatencyCDF ChartKind = "latency_cdf"
+	// ChartLatencyPercentile is the same distribution as latency against
+	// percentile, the percentile on a log axis of 1/(1−p) (50, 90, 99,
+	// 99.9 … %): the tail the CDF squeezes into its top pixels spreads
+	// over decades.
+	ChartLatencyPercentile ChartKind = "latency_percentile"
+	// ChartThroughputPercent is ChartThroughput in % of each size's
+	// theoretical line rate: the line is 100 % at every size, so a
+	// shortfall at 1518 bytes reads as plainly as one at 64.
+	ChartThroughputPercent ChartKind = "throughput_percent"
+	// ChartFrameLossLog is ChartFrameLoss on a log axis, where 0.001 % and
+	// 10 % loss both read; no loss is drawn on the axis' floor, labelled 0.
+	// Results without any loss have no such chart.
+	ChartFrameLossLog ChartKind = "frame_loss_log"
 )
 
-// Charts lists every chart kind in report order.
-var Charts = []ChartKind{ChartThroughput, ChartLatency, ChartFrameLoss, ChartLatencyCDF}
+// Charts lists every chart kind in report order: the four of the RFC's
+// graphs and the CDF, then the other forms of the same data.
+var Charts = []ChartKind{ChartThroughput, ChartLatency, ChartFrameLoss, ChartLatencyCDF,
+	ChartLatencyPercentile, ChartThroughputPercent, ChartFrameLossLog}
 
 // ParseChartKind reads a chart name; '-' is accepted for '_'.
 func ParseChartKind(s string) (ChartKind, error) {
@@ -99,6 +115,12 @@ func Chart(res *rfc2544.Results, kind ChartKind) (*plot.Plot, error) {
 		return FrameLossChart(res)
 	case ChartLatencyCDF:
 		return LatencyCDFChart(res)
+	case ChartLatencyPercentile:
+		return LatencyPercentileChart(res)
+	case ChartThroughputPercent:
+		return ThroughputPercentChart(res)
+	case ChartFrameLossLog:
+		return FrameLossLogChart(res)
 	}
 	return nil, fmt.Errorf("unknown chart %q: want one of %s", kind, joinNames(Charts))
 }
@@ -125,14 +147,39 @@ func WritePlot(w io.Writer, p *plot.Plot, format ImageFormat) error {
 		return fmt.Errorf("render %s chart: %w", format, err)
 	}
 	drawOutsideLegend(draw.New(c), p)
+	if format == SVG {
+		// Text is laid out with Liberation Sans's metrics; a viewer
+		// without it falls back to Arial or Helvetica, which share them,
+		// rather than to a wider default (DejaVu Sans ran the 1280 and
+		// 1518 tick labels into one).
+		var b bytes.Buffer
+		if _, err := c.WriteTo(&b); err != nil {
+			return fmt.Errorf("render svg chart: %w", err)
+		}
+		_, err := io.WriteString(w, strings.ReplaceAll(b.String(), "font-family:Liberation Sans;", svgFonts))
+		if err != nil {
+			return fmt.Errorf("write svg chart: %w", err)
+		}
+		return nil
+	}
 	if _, err := c.WriteTo(w); err != nil {
 		return fmt.Errorf("write %s chart: %w", format, err)
 	}
 	return nil
 }
 
+// svgFonts is the font-family of an SVG chart's text: Liberation Sans and
+// the fonts metric-compatible with it.
+const svgFonts = "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"
+
+// titleMargin is the blank band above a chart's title, titleGap the one
+// between the title and the plot (the top tick label, "100", touched the
+// title without it).
+var titleMargin, titleGap = vg.Points(6), vg.Points(10)
+
 // drawOutsideLegend draws p on dc with its legend in a band under it.
 func drawOutsideLegend(dc draw.Canvas, p *plot.Plot) {
+	dc = draw.Crop(dc, 0, 0, 0, -titleMargin)
 	leg := p.Legend
 	r := leg.Rectangle(dc)
 	height := r.Max.Y - r.Min.Y
@@ -168,6 +215,7 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
 	p.Title.TextStyle.Font = font.From(sansFont, 14)
+	p.Title.Padding = titleGap
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		a.Label.TextStyle.Font = font.From(sansFont, 12)
 		a.Tick.Label.Font = font.From(sansFont, 10)
@@ -251,7 +299,11 @@ func (humanTicks) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
+// human labels v with k and M suffixes, rounded to 12 significant digits
+// first: a tick computed as 3 × 0.05 or 3 × 0.1 is labelled 0.15 or 0.3,
+// not 0.15000000000000002.
 func human(v float64) string {
+	v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 12, 64), 64)
 	a := math.Abs(v)
 	switch {
 	case a >= 1e6:
@@ -341,11 +393,26 @@ func line(xys plotter.XYs, c color.Color, dashed bool, glyph draw.GlyphDrawer) (
 // (frames/s, all streams) against the theoretical line rate, with
 // tester-limited sizes (lower bounds) and sizes with no throughput marked.
 func ThroughputChart(res *rfc2544.Results) (*plot.Plot, error) {
+	return throughputChart(res, false)
+}
+
+// ThroughputPercentChart is ThroughputChart with throughput in % of each
+// frame size's theoretical line rate (all streams): the line rate is the
+// 100 % line, the tester's calibrated ceiling and every marker are scaled
+// by the same line rate.
+func ThroughputPercentChart(res *rfc2544.Results) (*plot.Plot, error) {
+	return throughputChart(res, true)
+}
+
+func throughputChart(res *rfc2544.Results, percent bool) (*plot.Plot, error) {
 	if len(res.Throughput) == 0 {
 		return nil, fmt.Errorf("results hold no throughput results: the run did not include that test")
 	}
-	p := newPlot("Throughput vs frame size (RFC 2544 §26.1)", "Frame size (bytes, FCS included)",
-		fmt.Sprintf("Throughput (frames/s, %d stream(s))", streams(res)))
+	ylabel := fmt.Sprintf("Throughput (frames/s, %d stream(s))", streams(res))
+	if percent {
+		ylabel = "Throughput (% of line rate at each size)"
+	}
+	p := newPlot("Throughput vs frame size (RFC 2544 §26.1)", "Frame size (bytes, FCS included)", ylabel)
 	p.Y.Tick.Marker = humanTicks{}
 	p.Y.Min = 0
 	minSize, maxSize := sizeRange(res)
@@ -354,7 +421,7 @@ func ThroughputChart(res *rfc2544.Results) (*plot.Plot, error) {
 		sizes = append(sizes, float64(r.FrameSize))
 	}
 	frameSizeAxis(&p.X, minSize, maxSize, sizes...)
-	ymax, err := addThroughput(p, res, throughputStyle{theory: true, calibration: true, measured: true}, minSize, maxSize)
+	ymax, err := addThroughput(p, res, throughputStyle{theory: true, calibration: true, measured: true, percent: percent}, minSize, maxSize)
 	if err != nil {
 		return nil, err
 	}
@@ -383,12 +450,25 @@ type throughputStyle struct {
 	// measured draws the run's throughput; ThroughputChart always does,
 	// a comparison draws the theoretical line on its own first.
 	measured bool
+	// percent draws every value in % of its size's theoretical line rate.
+	percent bool
 }
 
 // addThroughput adds one run's throughput curves over [minSize, maxSize]
 // and returns the highest value drawn.
 func addThroughput(p *plot.Plot, res *rfc2544.Results, st throughputStyle, minSize, maxSize float64) (float64, error) {
 	name, c := st.name, st.color
+	// y is what the chart shows of fps frames/s at frame size f.
+	y := func(f, fps float64) float64 {
+		if !st.percent {
+			return fps
+		}
+		line := framing.LineRateFPS(res.Plan.LinkBps, int(math.Round(f))) * float64(streams(res))
+		if line <= 0 {
+			return 0
+		}
+		return fps / line * 100
+	}
 	var found, limited, missing plotter.XYs
 	for _, r := range res.Throughput {
 		f := float64(r.FrameSize)
@@ -396,10 +476,10 @@ func addThroughput(p *plot.Plot, res *rfc2544.Results, st throughputStyle, minSi
 		case !r.Found:
 			missing = append(missing, plotter.XY{X: f, Y: 0})
 		case r.TesterLimited:
-			limited = append(limited, plotter.XY{X: f, Y: r.FPS})
-			found = append(found, plotter.XY{X: f, Y: r.FPS})
+			limited = append(limited, plotter.XY{X: f, Y: y(f, r.FPS)})
+			found = append(found, plotter.XY{X: f, Y: y(f, r.FPS)})
 		default:
-			found = append(found, plotter.XY{X: f, Y: r.FPS})
+			found = append(found, plotter.XY{X: f, Y: y(f, r.FPS)})
 		}
 	}
 	label := func(s string) string {
@@ -414,7 +494,7 @@ func addThroughput(p *plot.Plot, res *rfc2544.Results, st throughputStyle, minSi
 	const n = 120
 	for i := 0; i <= n; i++ {
 		f := minSize * math.Pow(maxSize/minSize, float64(i)/n)
-		theory = append(theory, plotter.XY{X: f, Y: framing.LineRateFPS(res.Plan.LinkBps, int(math.Round(f))) * float64(streams(res))})
+		theory = append(theory, plotter.XY{X: f, Y: y(f, framing.LineRateFPS(res.Plan.LinkBps, int(math.Round(f)))*float64(streams(res)))})
 	}
 	if st.theory {
 		tl, err := plotter.NewLine(theory)
@@ -429,7 +509,8 @@ func addThroughput(p *plot.Plot, res *rfc2544.Results, st throughputStyle, minSi
 		var cal plotter.XYs
 		for _, cp := range res.Tester.Calibration {
 			// The ceiling is per stream; the chart shows all streams.
-			cal = append(cal, plotter.XY{X: float64(cp.FrameSize), Y: cp.CeilingFPS * float64(streams(res))})
+			f := float64(cp.FrameSize)
+			cal = append(cal, plotter.XY{X: f, Y: y(f, cp.CeilingFPS*float64(streams(res)))})
 		}
 		cl, cs, err := line(cal, color.Gray{Y: 110}, true, draw.PlusGlyph{})
 		if err != nil {
@@ -461,6 +542,9 @@ func addThroughput(p *plot.Plot, res *rfc2544.Results, st throughputStyle, minSi
 		p.Legend.Add(label(lbl), s)
 	}
 	if pdr := pdrPoints(res); st.measured && len(pdr) > 0 {
+		for i := range pdr {
+			pdr[i].Y = y(pdr[i].X, pdr[i].Y)
+		}
 		s, err := markers(pdr, colorOf(c), draw.RingGlyph{})
 		if err != nil {
 			return 0, fmt.Errorf("throughput chart: %w", err)
@@ -526,7 +610,6 @@ func LatencyChart(res *rfc2544.Results) (*plot.Plot, error) {
 		sizes = append(sizes, xy.X)
 	}
 	frameSizeAxis(&p.X, minSize, maxSize, sizes...)
-	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	ylo, yhi := math.Inf(1), 0.0
 	for _, xy := range mins {
 		ylo = math.Min(ylo, xy.Y)
@@ -534,7 +617,12 @@ func LatencyChart(res *rfc2544.Results) (*plot.Plot, error) {
 	for _, xy := range maxs {
 		yhi = math.Max(yhi, xy.Y)
 	}
-	p.Y.Min, p.Y.Max = ylo/1.2, yhi*1.2
+	logAxis(&p.Y, ylo/1.2, yhi*1.2, logTicks{})
+	for _, xys := range []plotter.XYs{mins, means, p99s, maxs} {
+		for i := range xys {
+			xys[i].Y = math.Log10(xys[i].Y)
+		}
+	}
 	for i, s := range []struct {
 		name  string
 		xys   plotter.XYs
@@ -558,10 +646,39 @@ func LatencyChart(res *rfc2544.Results) (*plot.Plot, error) {
 // FrameLossChart plots frame loss (%) against offered load (% of line rate)
 // for every frame size.
 func FrameLossChart(res *rfc2544.Results) (*plot.Plot, error) {
+	return frameLossChart(res, false)
+}
+
+// FrameLossLogChart is FrameLossChart on a log loss axis from a decade
+// below the smallest loss measured; a trial without loss is drawn on that
+// floor, whose label is 0. Results without any loss have no such chart.
+func FrameLossLogChart(res *rfc2544.Results) (*plot.Plot, error) {
+	return frameLossChart(res, true)
+}
+
+func frameLossChart(res *rfc2544.Results, logScale bool) (*plot.Plot, error) {
 	if len(res.FrameLoss) == 0 {
 		return nil, fmt.Errorf("results hold no frame loss results: the run did not include that test")
 	}
-	p := newPlot("Frame loss rate vs offered load (RFC 2544 §26.3)", "Offered load (% of line rate)", "Frame loss (%)")
+	ymin, ymax := math.Inf(1), 0.0
+	for _, r := range res.FrameLoss {
+		for _, pt := range r.Points {
+			ymax = math.Max(ymax, pt.LossPercent)
+			if pt.LossPercent > 0 {
+				ymin = math.Min(ymin, pt.LossPercent)
+			}
+		}
+	}
+	title, ylabel := "Frame loss rate vs offered load (RFC 2544 §26.3)", "Frame loss (%)"
+	floor := 0.0
+	if logScale {
+		if ymax <= 0 {
+			return nil, fmt.Errorf("results hold no frame loss above zero: a log axis has nothing to show (the frame_loss chart shows the zeros)")
+		}
+		floor = math.Pow(10, math.Floor(math.Log10(ymin))-1)
+		title, ylabel = "Frame loss rate vs offered load (RFC 2544 §26.3, log scale)", "Frame loss (%, log; 0 = none)"
+	}
+	p := newPlot(title, "Offered load (% of line rate)", ylabel)
 	p.X.Min, p.X.Max, p.Y.Min = 0, 100, 0
 	p.X.Tick.Marker, p.Y.Tick.Marker = humanTicks{}, humanTicks{}
 	// The y axis is scaled to the data: 0.3 % loss must not look like
@@ -569,13 +686,10 @@ func FrameLossChart(res *rfc2544.Results) (*plot.Plot, error) {
 	// series stay visible.
 	glyphs := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.RingGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
 	dashes := [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}, {vg.Points(8), vg.Points(3), vg.Points(2), vg.Points(3)}}
-	ymax := 0.0
+	var limited plotter.XYs
 	for i, r := range res.FrameLoss {
-		var xys plotter.XYs
-		for _, pt := range r.Points {
-			xys = append(xys, plotter.XY{X: pt.OfferedPercent, Y: pt.LossPercent})
-			ymax = math.Max(ymax, pt.LossPercent)
-		}
+		xys, lim := lossPoints(r, logScale, floor)
+		limited = append(limited, lim...)
 		if len(xys) == 0 {
 			continue
 		}
@@ -587,11 +701,43 @@ func FrameLossChart(res *rfc2544.Results) (*plot.Plot, error) {
 		p.Add(l, s)
 		p.Legend.Add(fmt.Sprintf("%d B", r.FrameSize), l, s)
 	}
+	if len(limited) > 0 {
+		s, err := plotter.NewScatter(limited)
+		if err != nil {
+			return nil, fmt.Errorf("frame loss chart: %w", err)
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: color.Gray{Y: 60}, Radius: vg.Points(7), Shape: draw.TriangleGlyph{}}
+		p.Add(s)
+		p.Legend.Add("tester-limited: offered < intended", s)
+	}
 	p.Y.Max = 1 // no loss at all: 0 to 1 %
 	if ymax > 0 {
 		p.Y.Max = ymax * 1.1
 	}
+	if logScale {
+		logAxis(&p.Y, floor, math.Max(ymax*1.5, floor*10), floorTicks{floor: floor})
+	}
 	return p, nil
+}
+
+// lossPoints are one size's loss points in order of offered load (the
+// sweep runs down from 100 % intended, and a tester that fell short offers
+// less than a lower step did), y as the chart draws it; lim are those the
+// tester could not offer as intended, to be marked.
+func lossPoints(r rfc2544.FrameLossResult, logScale bool, floor float64) (xys, lim plotter.XYs) {
+	pts := slices.Clone(r.Points)
+	slices.SortStableFunc(pts, func(a, b rfc2544.FrameLossPoint) int { return cmp.Compare(a.OfferedPercent, b.OfferedPercent) })
+	for _, pt := range pts {
+		y := pt.LossPercent
+		if logScale {
+			y = math.Log10(math.Max(y, floor))
+		}
+		xys = append(xys, plotter.XY{X: pt.OfferedPercent, Y: y})
+		if pt.TesterLimited {
+			lim = append(lim, plotter.XY{X: pt.OfferedPercent, Y: y})
+		}
+	}
+	return xys, lim
 }
 
 // LatencyCDFChart plots the cumulative latency distribution (from
@@ -599,35 +745,22 @@ func FrameLossChart(res *rfc2544.Results) (*plot.Plot, error) {
 // size.
 func LatencyCDFChart(res *rfc2544.Results) (*plot.Plot, error) {
 	p := newPlot("Latency distribution at the throughput rate (CDF)", "Latency (µs, log scale)", "Frames at or below (%)")
-	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
 	p.Y.Min, p.Y.Max = 0, 100
 	p.Y.Tick.Marker = humanTicks{}
 	n := 0
+	xlo, xhi := math.Inf(1), 0.0
 	for i, r := range res.Latency {
-		s := r.Summary
-		if r.Skipped != "" || s.Count == 0 || len(s.Buckets) == 0 {
-			continue
-		}
-		// The last bucket holds every frame the histogram saw; normalize by
-		// it rather than by Count, which a sampled histogram (SimDUT's)
-		// does not reach.
-		total := float64(s.Buckets[len(s.Buckets)-1].Cumulative)
-		if total <= 0 {
-			continue
-		}
+		dist := latencyDist(r)
 		// A step function: the share of frames at or below x holds
 		// from one bucket's upper value to the next; from 0 before the
 		// first.
 		var xys plotter.XYs
-		for _, b := range s.Buckets {
-			if b.UpToNs <= 0 {
-				continue
-			}
-			x := float64(b.UpToNs) / 1e3
+		for _, d := range dist {
 			if len(xys) == 0 {
-				xys = append(xys, plotter.XY{X: x, Y: 0})
+				xys = append(xys, plotter.XY{X: math.Log10(d.us), Y: 0})
 			}
-			xys = append(xys, plotter.XY{X: x, Y: float64(b.Cumulative) * 100 / total})
+			xys = append(xys, plotter.XY{X: math.Log10(d.us), Y: d.share * 100})
+			xlo, xhi = math.Min(xlo, d.us), math.Max(xhi, d.us)
 		}
 		if len(xys) == 0 {
 			continue
@@ -638,7 +771,7 @@ func LatencyCDFChart(res *rfc2544.Results) (*plot.Plot, error) {
 		}
 		l.StepStyle = plotter.PostStep
 		l.Color, l.Width = colorOf(i), vg.Points(1.5)
-		l.Dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}}[i%3]
+		l.Dashes = cdfDashes[i%len(cdfDashes)]
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("%d B", r.FrameSize), l)
 		n++
@@ -646,6 +779,7 @@ func LatencyCDFChart(res *rfc2544.Results) (*plot.Plot, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("results hold no latency distribution: the latency test did not run or recorded no histogram buckets")
 	}
+	logAxis(&p.X, xlo/1.03, xhi*1.03, logTicks{})
 	return p, nil
 }
 

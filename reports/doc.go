@@ -19,10 +19,12 @@
 //	WriteHTML(w, res)            // self-contained page: metadata, tables, inline SVG charts, print CSS
 //	TablesIn(res), HasTable(res, t), OnlyTable(res, t), TableCharts(res, t) // what a results file holds
 //
-// Charts (ChartKind: throughput, latency, frame_loss, latency_cdf):
+// Charts (ChartKind: throughput, latency, frame_loss, latency_cdf, and the
+// other forms latency_percentile, throughput_percent, frame_loss_log):
 //
 //	WriteChart(w, res, kind, SVG|PNG)
 //	ThroughputChart, LatencyChart, FrameLossChart, LatencyCDFChart(res) (*plot.Plot, error)
+//	LatencyPercentileChart, ThroughputPercentChart, FrameLossLogChart(res) (*plot.Plot, error)
 //	WritePlot(w, plot, format)
 //
 // Comparisons:

@@ -72,7 +72,7 @@ func WriteHTML(w io.Writer, res *rfc2544.Results) error {
 		tables    []Table
 	}{
 		{"throughput", "Throughput", []ChartKind{ChartThroughput}, []Table{TableThroughput, TableSearchLog}},
-		{"latency", "Latency", []ChartKind{ChartLatency, ChartLatencyCDF}, []Table{TableLatency}},
+		{"latency", "Latency", []ChartKind{ChartLatency, ChartLatencyCDF, ChartLatencyPercentile}, []Table{TableLatency}},
 		{"frame_loss", "Frame loss rate", []ChartKind{ChartFrameLoss}, []Table{TableFrameLoss}},
 		{"back_to_back", "Back-to-back frames", nil, []Table{TableBackToBack}},
 		{"system_recovery", "System recovery", nil, []Table{TableRecovery}},
@@ -108,10 +108,13 @@ func WriteHTML(w io.Writer, res *rfc2544.Results) error {
 }
 
 var chartCaption = map[ChartKind]string{
-	ChartThroughput: "Measured throughput (all streams) against the theoretical maximum frame rate. Triangles are lower bounds where the tester, not the DUT, set the limit; crosses are sizes with no throughput.",
-	ChartLatency:    "Latency of every timed frame at the throughput rate, per frame size (log scale).",
-	ChartLatencyCDF: "Share of frames at or below each latency, at the throughput rate (from the latency histograms).",
-	ChartFrameLoss:  "Frame loss against the offered load actually sent, per frame size.",
+	ChartThroughput:        "Measured throughput (all streams) against the theoretical maximum frame rate. Triangles are lower bounds where the tester, not the DUT, set the limit; crosses are sizes with no throughput.",
+	ChartLatency:           "Latency of every timed frame at the throughput rate, per frame size (log scale).",
+	ChartLatencyCDF:        "Share of frames at or below each latency, at the throughput rate (from the latency histograms).",
+	ChartLatencyPercentile: "The same distribution by percentile: the tail (99 %, 99.9 %, 99.99 %) spread over the axis instead of squeezed into the top of the CDF.",
+	ChartThroughputPercent: "Measured throughput in % of each frame size's theoretical maximum frame rate.",
+	ChartFrameLossLog:      "Frame loss against the offered load actually sent, on a log scale; no loss is drawn at 0, the bottom of the axis; triangles mark tester-limited trials.",
+	ChartFrameLoss:         "Frame loss against the offered load actually sent, per frame size; triangles mark trials the tester could not offer as intended (tester-limited).",
 }
 
 func htmlTableOf(t *table, sub bool) htmlTable {

@@ -34,7 +34,7 @@ func TestHTMLSelfContained(t *testing.T) {
 		re   string
 		want int
 	}{
-		{"four inline charts", `<svg `, 4},
+		{"five inline charts", `<svg `, 5},
 		{"no scripts", `(?i)<script`, 0},
 		{"no external links or images", `(?i)<(link|img|iframe|object|embed)\b`, 0},
 		{"no URL fetches in attributes", `(?i)(src|href)="(https?:)?//`, 0},

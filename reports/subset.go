@@ -63,16 +63,18 @@ func OnlyTable(res *rfc2544.Results, t Table) *rfc2544.Results {
 }
 
 // TableCharts lists the charts of table t that res has data for
-// (AvailableCharts), in chart order: throughput for the throughput table
-// and search log, latency and latency_cdf for latency, frame_loss for
-// frame loss; none for the other tables.
+// (AvailableCharts), in chart order, as the HTML report shows them:
+// throughput for the throughput table and search log, latency,
+// latency_cdf and latency_percentile for latency, frame_loss for frame
+// loss; none for the other tables. throughput_percent and frame_loss_log
+// are asked for by name.
 func TableCharts(res *rfc2544.Results, t Table) []ChartKind {
 	var want []ChartKind
 	switch t {
 	case TableThroughput, TableSearchLog:
 		want = []ChartKind{ChartThroughput}
 	case TableLatency:
-		want = []ChartKind{ChartLatency, ChartLatencyCDF}
+		want = []ChartKind{ChartLatency, ChartLatencyCDF, ChartLatencyPercentile}
 	case TableFrameLoss:
 		want = []ChartKind{ChartFrameLoss}
 	}

@@ -37,7 +37,7 @@ func TestTablesOfAResultsFile(t *testing.T) {
 	}{
 		{TableThroughput, []ChartKind{ChartThroughput}},
 		{TableSearchLog, []ChartKind{ChartThroughput}},
-		{TableLatency, []ChartKind{ChartLatency, ChartLatencyCDF}},
+		{TableLatency, []ChartKind{ChartLatency, ChartLatencyCDF, ChartLatencyPercentile}},
 		{TableFrameLoss, []ChartKind{ChartFrameLoss}},
 		{TableBackToBack, nil},
 	} {

@@ -40,6 +40,13 @@ type Interval struct {
 	LatencyMinNs int64   `json:"latency_min_ns"`
 	LatencyAvgNs float64 `json:"latency_avg_ns"`
 	LatencyMaxNs int64   `json:"latency_max_ns"`
+	// Partial marks an interval of a two-host trial before its end: it
+	// holds this host's halves only, Offered what this host sent and
+	// Received (and latency) what it received of the streams it receives;
+	// the far host's counts come with the trial's end, so LossSoFarPercent
+	// is left 0. The final interval is whole: it adds what the far host
+	// counted, so the intervals still sum to the trial's Sent and Received.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // Intervals returns how many Interval records a trial of spec yields.
@@ -168,15 +175,21 @@ type sampler struct {
 	b     intervalBuilder
 	stop  chan struct{}
 	done  chan struct{}
+	// partial marks the periodic intervals Partial (HalfIntervals).
+	partial bool
 }
 
 // startSampler starts sampling the trial's streams (their published sent
 // counts) and receivers, or returns nil when spec has no OnInterval.
 func startSampler(spec Spec, start time.Time, states []*streamState, rx [2]*rxTrial) *sampler {
+	return startSamplerOf(spec, start, states, rx, false)
+}
+
+func startSamplerOf(spec Spec, start time.Time, states []*streamState, rx [2]*rxTrial, partial bool) *sampler {
 	if spec.OnInterval == nil {
 		return nil
 	}
-	s := &sampler{spec: spec, start: start, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &sampler{spec: spec, start: start, stop: make(chan struct{}), done: make(chan struct{}), partial: partial}
 	n := Intervals(spec)
 	go func() {
 		defer close(s.done)
@@ -194,7 +207,11 @@ func startSampler(spec Spec, start time.Time, states []*streamState, rx [2]*rxTr
 			}
 			// The end is when the counts were read (a slow OnInterval
 			// makes a later one longer, never loses frames).
-			spec.OnInterval(s.b.next(time.Since(start), sent, takeAll(rx), false))
+			iv := s.b.next(time.Since(start), sent, takeAll(rx), false)
+			if partial {
+				iv.Partial, iv.LossSoFarPercent = true, 0
+			}
+			spec.OnInterval(iv)
 		}
 	}()
 	return s

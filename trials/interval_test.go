@@ -89,12 +89,12 @@ func TestLiveMeter(t *testing.T) {
 // TestIntervalJSON: the record's field names, and a Spec's OnInterval is not
 // in its JSON.
 func TestIntervalJSON(t *testing.T) {
-	b, err := json.Marshal(Interval{Index: 2, EndNs: 1, Final: true, Offered: 5})
+	b, err := json.Marshal(Interval{Index: 2, EndNs: 1, Final: true, Offered: 5, Partial: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{`"index":2`, `"start_ns":0`, `"end_ns":1`, `"final":true`, `"offered":5`, `"received":0`,
-		`"sent_so_far":0`, `"received_so_far":0`, `"loss_so_far_percent":0`, `"latency_min_ns":0`, `"latency_avg_ns":0`, `"latency_max_ns":0`} {
+		`"sent_so_far":0`, `"received_so_far":0`, `"loss_so_far_percent":0`, `"latency_min_ns":0`, `"latency_avg_ns":0`, `"latency_max_ns":0`, `"partial":true`} {
 		if !strings.Contains(string(b), f) {
 			t.Errorf("interval JSON %s lacks %s", b, f)
 		}

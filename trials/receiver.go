@@ -32,6 +32,10 @@ type streamState struct {
 	// sentPub is sent as the transmitter last published it (paceLoop, once
 	// per round), for the interval sampler.
 	sentPub atomic.Uint64
+	// echo marks a two-host receive half's reflected copy of a stream it
+	// sent (round-trip latency): not received traffic, so not in the
+	// interval counts.
+	echo bool
 	// tagSeq is the sequence number of the latency-tagged frame, set by the
 	// transmitter before that frame is handed to the kernel.
 	tagSeq atomic.Uint64
@@ -177,7 +181,7 @@ func (t *rxTrial) count(payload []byte, sizeOK bool, tsNs int64) {
 	}
 	d := tsNs - sig.TxNs
 	s.lat.record(sig.Seq, d)
-	if t.live != nil {
+	if t.live != nil && !s.echo {
 		t.live.pend.frame(d)
 	}
 	s.trend.record(sig.TxNs, max(d, 0))

@@ -82,6 +82,7 @@ func StartUDPReceive(cfg UDPHalfConfig, spec Spec, runID uint8, recv []Stream, o
 	all := append([]*streamState(nil), u.streams...)
 	for _, s := range opt.RoundTrip {
 		st := newStreamState(s)
+		st.echo = true
 		u.rtt = append(u.rtt, st)
 		all = append(all, st)
 		var tx *streamState
@@ -95,6 +96,9 @@ func StartUDPReceive(cfg UDPHalfConfig, spec Spec, runID uint8, recv []Stream, o
 		u.rttTx = append(u.rttTx, tx)
 	}
 	u.t = newRxTrial(runID, spec.FrameSize, all)
+	if spec.OnInterval != nil {
+		u.t.live = newLiveMeter() // process publishes it once per batch
+	}
 	proto := framing.IPv4UDP
 	if opt.Listen.Addr().Is6() {
 		proto = framing.IPv6UDP

@@ -109,6 +109,9 @@ func (p *progress) interval(iv trials.Interval) {
 		return
 	}
 	p.live = fmt.Sprintf("  trial %s loss %.3f%%", time.Duration(iv.EndNs).Round(time.Second), iv.LossSoFarPercent)
+	if iv.Partial { // a two-host trial: its loss is known at its end
+		p.live = fmt.Sprintf("  trial %s sent %d received %d here", time.Duration(iv.EndNs).Round(time.Second), iv.SentSoFar, iv.ReceivedSoFar)
+	}
 	p.draw()
 }
 

@@ -33,7 +33,9 @@ Formats:
 
 Tests (--test): throughput, search_log, latency, frame_loss, back_to_back,
 system_recovery, probe ("-" may stand for "_"; b2b and recovery work too).
-Charts (--chart): throughput, latency, frame_loss, latency_cdf.
+Charts (--chart): throughput, latency, frame_loss, latency_cdf, and other
+forms of them: latency_percentile (latency by percentile, 50 to 99.99 %),
+throughput_percent (in % of line rate), frame_loss_log (log loss axis).
 
 Examples:
   rfc2544 report dut1/results.json
@@ -60,7 +62,7 @@ func newReportFlags() *reportFlags {
 	f.fs.StringVar(&f.format, "format", "table", "output `format`: "+strings.Join(reports.Formats, ", "))
 	f.fs.StringVar(&f.out, "out", "", "write files into `folder` instead of stdout")
 	f.fs.StringVar(&f.test, "test", "", "only this test's `table` (or charts)")
-	f.fs.StringVar(&f.kind, "chart", "", "svg/png: only this `chart`: throughput, latency, frame_loss, latency_cdf")
+	f.fs.StringVar(&f.kind, "chart", "", "svg/png: only this `chart`: throughput, latency, frame_loss, latency_cdf, latency_percentile, throughput_percent, frame_loss_log")
 	f.fs.BoolVar(&f.wide, "wide", false, "table: keep every note in its cell and every column, however wide (default: lines of at most 120 columns, long notes as numbered footnotes)")
 	return f
 }

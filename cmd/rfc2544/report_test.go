@@ -114,8 +114,8 @@ func TestReportOutDir(t *testing.T) {
 		{"json", []string{"results.json"}},
 		{"html", []string{"report.html"}},
 		{"csv", []string{"throughput.csv", "search_log.csv", "latency.csv", "frame_loss.csv", "back_to_back.csv", "system_recovery.csv", "probe.csv"}},
-		{"svg", []string{"throughput.svg", "latency.svg", "frame_loss.svg", "latency_cdf.svg"}},
-		{"png", []string{"throughput.png", "latency.png", "frame_loss.png", "latency_cdf.png"}},
+		{"svg", []string{"throughput.svg", "latency.svg", "frame_loss.svg", "latency_cdf.svg", "latency_percentile.svg", "throughput_percent.svg", "frame_loss_log.svg"}},
+		{"png", []string{"throughput.png", "latency.png", "frame_loss.png", "latency_cdf.png", "latency_percentile.png", "throughput_percent.png", "frame_loss_log.png"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.format, func(t *testing.T) {
@@ -181,7 +181,7 @@ func TestReportErrors(t *testing.T) {
 		{"chart without image format", []string{"report", fixture1500, "--chart", "latency"}, true, []string{"--chart goes with --format svg or png"}},
 		{"test not in results", []string{"report", onlyTput, "--test", "latency"}, true, []string{"hold no latency results", "the run's tests: throughput, search_log"}},
 		{"csv on stdout needs a test", []string{"report", fixture1500, "--format", "csv"}, true, []string{"csv on stdout is one table", "--test", "--out DIR"}},
-		{"png on stdout needs a chart", []string{"report", fixture1500, "--format", "png"}, true, []string{"png on stdout is one chart", "--chart (throughput, latency, frame_loss, latency_cdf)"}},
+		{"png on stdout needs a chart", []string{"report", fixture1500, "--format", "png"}, true, []string{"png on stdout is one chart", "--chart (throughput, latency, frame_loss, latency_cdf, latency_percentile, throughput_percent, frame_loss_log)"}},
 		{"test without chart", []string{"report", fixture1500, "--format", "svg", "--test", "b2b"}, true, []string{"--test back_to_back has no chart"}},
 		{"unknown flag", []string{"report", fixture1500, "--colour"}, true, []string{"unknown flag --colour", "--help"}},
 	}

@@ -249,6 +249,10 @@ func (t *Tester) run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 		return abort(fmt.Errorf("agent trial start: %w", err))
 	}
 	res.Start = time.Now()
+	// spec.OnInterval from this host's halves; a failed trial ends
+	// without a final interval.
+	ivs := trials.StartHalfIntervals(spec, res.Start, tx, rx)
+	defer ivs.Stop()
 	length := wire.TrialLength(setup) + 20*time.Millisecond // learning floor of the UDP senders
 	// Wait for the local sender and the agent's planned end, then settle.
 	timer := time.NewTimer(length)
@@ -386,6 +390,7 @@ func (t *Tester) run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 	for _, r := range reasons {
 		out.TesterLimitReason = joinNonEmpty(out.TesterLimitReason, r)
 	}
+	ivs.Finish(out)
 	return out, nil
 }
 
