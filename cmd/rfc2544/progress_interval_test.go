@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials"
 )
 
@@ -21,7 +22,8 @@ func TestProgressPartialInterval(t *testing.T) {
 		{"two hosts", trials.Interval{EndNs: int64(2 * time.Second), SentSoFar: 100, Partial: true}, "trial 2s sent 100 received 0 here"},
 	} {
 		var b bytes.Buffer
-		p := &progress{w: &b, tty: true, now: time.Now, start: time.Now(), seg: -1}
+		p := newProgress(&b, rfc2544.Plan{})
+		p.tty = true
 		p.interval(tc.iv)
 		if got := b.String(); !strings.Contains(got, tc.want) || tc.iv.Partial && strings.Contains(got, "loss 0") {
 			t.Errorf("%s: live line %q, want %q", tc.name, got, tc.want)
