@@ -33,6 +33,11 @@ type TxPressure struct {
 	RingFullNs    int64  `json:"ring_full_ns"`
 	// RingFullMaxNs is the longest single wait for a free slot.
 	RingFullMaxNs int64 `json:"ring_full_max_ns"`
+	// DrainNs is how long, after the last frame was queued on time, the
+	// kernel kept the ring's slots before it had taken every frame: the
+	// frames sat in the path (an overrun DUT's backlog) and the offered
+	// load, measured to the last frame's release, counts that time.
+	DrainNs int64 `json:"drain_ns,omitempty"`
 	// PauseRx is the Ethernet PAUSE frames the port received during the
 	// trial (the link partner asked it to stop sending), from the driver's
 	// statistics; PauseCounted says the driver has such counters (real
@@ -96,7 +101,8 @@ const (
 // ring's slots (frames queued in an overrun DUT's backlog) while the sending
 // thread had time to spare (mostly off a CPU, or off it at times and
 // waiting long enough to explain the frames not sent: intended minus
-// offered fps over txSeconds) — and the
+// offered fps over txSeconds; the time the slots were held after the last
+// frame was queued, DrainNs, counts as waiting) — and the
 // offered load (fps, of that port) was far below the tester's calibrated
 // ceiling (ceilingFPS, 0 when unknown). It returns a phrase saying what was
 // seen.
@@ -112,14 +118,14 @@ func HeldBack(p TxPressure, offeredFPS, intendedFPS, txSeconds, ceilingFPS float
 		seen = append(seen, fmt.Sprintf("the kernel refused %d of %d transmit calls (the next hop was full)", p.Refused, p.Kicks))
 	}
 	missing := (intendedFPS - offeredFPS) * txSeconds
-	waited := float64(p.RingFullNs) / 1e9 * intendedFPS // frames due while waiting
+	waited := float64(p.RingFullNs+p.DrainNs) / 1e9 * intendedFPS // frames due while waiting
 	switch {
 	case p.RingFullShare() >= heldRingFullShare && p.Busy() > 0 && p.Busy() < heldIdleBusy:
 		seen = append(seen, fmt.Sprintf("the transmit ring was full %.0f%% of the time while the sending thread was on a CPU only %.0f%% of it",
 			100*p.RingFullShare(), 100*p.Busy()))
 	case missing > 0 && waited >= heldWaitExplains*missing && p.Busy() > 0 && p.Busy() < heldBusy:
 		seen = append(seen, fmt.Sprintf("the sender waited %.1f ms for transmit ring slots the kernel held (frames queued in the path), time for %.0f of the %.0f frames not sent",
-			float64(p.RingFullNs)/1e6, waited, missing))
+			float64(p.RingFullNs+p.DrainNs)/1e6, waited, missing))
 	}
 	if len(seen) == 0 {
 		return false, ""

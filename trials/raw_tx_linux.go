@@ -241,7 +241,8 @@ func (t *transmitter) flush() error {
 	if t.ring == nil {
 		return nil
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	t0 := time.Now()
+	deadline := t0.Add(2 * time.Second)
 	waited := t.pending > 0
 	for t.pending > 0 && time.Now().Before(deadline) {
 		if err := t.kick(false); err != nil {
@@ -257,6 +258,7 @@ func (t *transmitter) flush() error {
 		// slots (back-pressure) takes the last of them later. The
 		// offered load is measured to when it did.
 		now := time.Now().UnixNano()
+		t.press.drained(now - t0.UnixNano())
 		for _, s := range t.streams {
 			if s.queued > 0 {
 				s.drainNs = max(s.drainNs, now)
