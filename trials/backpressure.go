@@ -124,8 +124,12 @@ func HeldBack(p TxPressure, offeredFPS, intendedFPS, txSeconds, ceilingFPS float
 		seen = append(seen, fmt.Sprintf("the transmit ring was full %.0f%% of the time while the sending thread was on a CPU only %.0f%% of it",
 			100*p.RingFullShare(), 100*p.Busy()))
 	case missing > 0 && waited >= heldWaitExplains*missing && p.Busy() > 0 && p.Busy() < heldBusy:
-		seen = append(seen, fmt.Sprintf("the sender waited %.1f ms for transmit ring slots the kernel held (frames queued in the path), time for %.0f of the %.0f frames not sent",
-			float64(p.RingFullNs+p.DrainNs)/1e6, waited, missing))
+		after := ""
+		if p.DrainNs > 0 {
+			after = fmt.Sprintf(", %.1f ms of it after the last frame was queued", float64(p.DrainNs)/1e6)
+		}
+		seen = append(seen, fmt.Sprintf("the sender waited %.1f ms for transmit ring slots the kernel held (frames queued in the path%s), time for %.0f of the %.0f frames not sent",
+			float64(p.RingFullNs+p.DrainNs)/1e6, after, waited, missing))
 	}
 	if len(seen) == 0 {
 		return false, ""

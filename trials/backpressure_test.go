@@ -33,7 +33,7 @@ func TestHeldBack(t *testing.T) {
 		// Measured on the lab (3000 rules, 1518 B at 40 % of 1 Gbit/s):
 		// every frame queued on time, the DUT's backlog released the last
 		// 49.7 ms after; the offered load counts that time.
-		{"drain explains the shortfall", TxPressure{Port: "A", WallNs: 1_049_666_747, CPUNs: 510_341_000, Kicks: 31_884, DrainNs: 49_600_000}, 30971, 32510, 0, true, "waited 49.6 ms"},
+		{"drain explains the shortfall", TxPressure{Port: "A", WallNs: 1_049_666_747, CPUNs: 510_341_000, Kicks: 31_884, DrainNs: 49_600_000}, 30971, 32510, 0, true, "waited 49.6 ms for transmit ring slots the kernel held (frames queued in the path, 49.6 ms of it after the last frame was queued)"},
 		{"a short drain after a slow sender", TxPressure{WallNs: 1e9, CPUNs: 6e8, Kicks: 5000, DrainNs: 2e6}, 16703, 19174, 0, false, ""},
 		{"wait explains a third", TxPressure{WallNs: 1e9, CPUNs: 6e8, Kicks: 5000, RingFullNs: 40e6}, 16703, 19174, 0, false, ""},
 	}
