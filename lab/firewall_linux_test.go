@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,54 +60,30 @@ func countedTrial(t *testing.T, ctx context.Context, st *lab.State, e *trials.En
 	return res, c0, c1
 }
 
-// fwCapacity is the ground truth: the DUT's own forwarded-packet counter
-// over a trial offered far above what it can carry (rate fps for d),
-// divided by the time frames were offered.
+// fwCapacity is one sample of the ground truth: the DUT's own
+// forwarded-packet counter over a trial offered far above what it can carry
+// (rate fps for d), divided by the time from the first frame offered to the
+// DUT's release of the last (TxSeconds runs to the transmit ring's drain,
+// so frames its backlog forwarded after the sender stopped are inside it).
 func fwCapacity(t *testing.T, ctx context.Context, st *lab.State, e *trials.Engine, size int, rate float64, d time.Duration) float64 {
 	t.Helper()
 	res, c0, c1 := countedTrial(t, ctx, st, e, size, rate, d)
 	s := res.Streams[0]
 	fwd := float64(c1.Forwarded4 - c0.Forwarded4)
 	capFPS := fwd / s.TxSeconds
-	t.Logf("%d B capacity: offered %.0f fps for %.2f s, the DUT forwarded %.0f (%.0f fps), dropped at ingress %d; trial flow-controlled %v tester-limited %v",
+	t.Logf("%d B capacity sample: offered %.0f fps for %.3f s, the DUT forwarded %.0f (%.0f fps), dropped at ingress %d; trial flow-controlled %v tester-limited %v",
 		size, s.OfferedFPS, s.TxSeconds, fwd, capFPS, c1.DutA.RxDropped-c0.DutA.RxDropped, res.FlowControlled, res.TesterLimited)
 	return capFPS
 }
 
-// dutMeter runs trials and reads the DUT's forwarded-packet counter around
-// each: in a trial the DUT lost frames at (it was overloaded), what it
-// forwarded while frames were offered is its capacity then. The counter
-// also holds what its backlog (up to netdev_max_backlog frames) forwarded
-// after the last frame was sent, so that much is taken off: a lower bound.
-type dutMeter struct {
-	t       *testing.T
-	e       *trials.Engine
-	st      *lab.State
-	backlog float64
-	best    float64 // highest capacity seen in an overloaded trial
-}
-
-func (m *dutMeter) Run(ctx context.Context, spec trials.Spec) (trials.Result, error) {
-	c0, err := m.st.DUTCounters()
-	if err != nil {
-		return trials.Result{}, err
+// median of xs (not empty); xs is sorted in place.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
 	}
-	res, err := m.e.Run(ctx, spec)
-	if err != nil {
-		return res, err
-	}
-	c1, err := m.st.DUTCounters()
-	if err != nil {
-		return res, err
-	}
-	tot := res.Totals()
-	if tot.Lost > 0 && tot.TxSeconds > 0 {
-		fwd := float64(c1.Forwarded4 - c0.Forwarded4)
-		c := max(fwd-m.backlog, 0) / tot.TxSeconds
-		m.t.Logf("  overloaded at %.0f fps: the DUT forwarded %.0f frames, capacity ≥ %.0f fps", tot.OfferedFPS, fwd, c)
-		m.best = max(m.best, c)
-	}
-	return res, nil
+	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
 // fwTrial is the search's trial duration. A DUT with a buffer of B frames
@@ -146,7 +123,12 @@ func fwSearch(t *testing.T, ctx context.Context, e rfc2544.Tester, size int, lo,
 // (N drawn at 200–5000, stateful on and off), the throughput at 64 and 512
 // bytes is the DUT's (not tester-limited) and lies between 0.9× and 1× the
 // capacity the DUT's own counters show at overload (plus the overload its
-// backlog can hide in one trial, see fwTrial).
+// backlog can hide in one trial, see fwTrial). A software DUT on a shared box
+// has no one capacity: it forwards less while others' work takes its CPU
+// (five samples in one minute spread 3–7 % on a 2-CPU VM with builds
+// running, once 17 %). So the capacity is sampled five times around the
+// search, and the throughput must lie between 0.9× the lowest sample and the
+// highest; its ratio to the median is logged.
 func TestFirewallThroughputIsTheDUTs(t *testing.T) {
 	pending.Skip(t, 19, "the capacity the DUT's counters show at one overload sample moves with this VM's load: CI on 2026-12-01 found 64 B at 1.030 × a capacity of 20,876 fps (3,446 stateful rules), earlier runs 0.855-1.051 × under load; the search itself ends the DUT's, flow-controlled, since the mlr fixes of issue 12")
 	seed := uint64(time.Now().UnixNano())
@@ -163,24 +145,32 @@ func TestFirewallThroughputIsTheDUTs(t *testing.T) {
 				// Overload: ten times what a DUT of n rules was seen to carry
 				// on this box (about 7e7/n fps), at least 100 kfps.
 				over := max(10*7e7/float64(n), 100e3)
-				m := &dutMeter{t: t, e: e, st: st, backlog: netdevBacklog(t)}
-				first := fwCapacity(t, ctx, st, e, size, over, 2*time.Second)
-				res := fwSearch(t, ctx, m, size, 0.5*first, 1.3*first)
-				// The capacity is the best the DUT did when overloaded: a
-				// software DUT on a shared box forwards less while others'
-				// work takes its CPU, so one sample may be low.
-				capFPS := max(first, m.best)
-				t.Logf("%d rules (stateful %v), %d B: throughput %.0f fps = %.3f × capacity %.0f fps; found %v tester-limited %v %s",
-					n, stateful, size, res.FPS, res.FPS/capFPS, capFPS, res.Found, res.TesterLimited, res.Note)
+				// The DUT's capacity, sampled three times before the search
+				// and twice after it.
+				var samples []float64
+				for range 3 {
+					samples = append(samples, fwCapacity(t, ctx, st, e, size, over, time.Second))
+				}
+				before := median(slices.Clone(samples))
+				res := fwSearch(t, ctx, e, size, 0.5*before, 1.3*before)
+				for range 2 {
+					samples = append(samples, fwCapacity(t, ctx, st, e, size, over, time.Second))
+				}
+				capFPS := median(slices.Clone(samples))
+				slices.Sort(samples)
+				lowest, highest := samples[0], samples[len(samples)-1]
+				t.Logf("%d rules (stateful %v), %d B: throughput %.0f fps = %.3f × capacity %.0f fps (median of %.0f; spread %.1f%%), %.3f × the lowest; found %v tester-limited %v %s",
+					n, stateful, size, res.FPS, res.FPS/capFPS, capFPS, samples, 100*(highest-lowest)/capFPS, res.FPS/lowest, res.Found, res.TesterLimited, res.Note)
 				if !res.Found || res.TesterLimited {
 					t.Errorf("%d B: found %v tester-limited %v (%s): want the DUT's throughput", size, res.Found, res.TesterLimited, res.TesterLimitReason)
 				}
-				// A zero-loss trial of fwTrial can hide m.backlog frames
+				// A zero-loss trial of fwTrial can hide a backlog of frames
 				// of overload in the DUT's queue.
-				hidden := m.backlog / fwTrial.Seconds()
-				if res.FPS > capFPS+hidden || res.FPS < 0.9*capFPS {
-					t.Errorf("%d B: throughput %.0f fps is %.3f × the DUT's capacity %.0f fps; want 0.9–1 (+ %.0f fps its %.0f-frame backlog hides in a %v trial)",
-						size, res.FPS, res.FPS/capFPS, capFPS, hidden, m.backlog, fwTrial)
+				backlog := netdevBacklog(t)
+				hidden := backlog / fwTrial.Seconds()
+				if res.FPS > highest+hidden || res.FPS < 0.9*lowest {
+					t.Errorf("%d B: throughput %.0f fps against the DUT's capacity %.0f–%.0f fps (median %.0f); want 0.9× the lowest to the highest (+ %.0f fps its %.0f-frame backlog hides in a %v trial)",
+						size, res.FPS, lowest, highest, capFPS, hidden, backlog, fwTrial)
 				}
 			}
 		})
