@@ -130,7 +130,7 @@ func fwSearch(t *testing.T, ctx context.Context, e rfc2544.Tester, size int, lo,
 // search, and the throughput must lie between 0.9× the lowest sample and the
 // highest; its ratio to the median is logged.
 func TestFirewallThroughputIsTheDUTs(t *testing.T) {
-	pending.Skip(t, 19, "the capacity the DUT's counters show at one overload sample moves with this VM's load: CI on 2026-12-01 found 64 B at 1.030 × a capacity of 20,876 fps (3,446 stateful rules), earlier runs 0.855-1.051 × under load; the search itself ends the DUT's, flow-controlled, since the mlr fixes of issue 12")
+	pending.Skip(t, 19, "measured on 2026-12-01 (issue 19, 5 runs, 20 searches, builds running): every search the DUT's (none tester-limited), but the throughput 0.596-1.030 x the median of five overload capacity samples (spread 2.6-17 %): on a noisy box the zero-loss search meets the DUT's worst moments (losses at 0.68 x the capacity sampled around it), which an overload sample averages away; 3 of 5 runs failed the 0.9 x lowest-sample bound")
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 0))
 	for _, stateful := range []bool{false, true} {
@@ -174,6 +174,52 @@ func TestFirewallThroughputIsTheDUTs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFirewallFrameLossIsTheDUTs: the frame loss sweep (RFC 2544 §26.3)
+// through a firewall DUT of N rules (N and the frame size drawn at test
+// time), on a link whose line rate is 2.5× the DUT's capacity so the steps
+// run from far above it to half of it, has no tester-limited point: near
+// and below its capacity the DUT's backlog still held the last frames of a
+// trial tens of milliseconds after the sender queued them on time, which
+// once made an on-time sender look 2-5 % short (run --lab --fw-rules 3000
+// exited 3).
+func TestFirewallFrameLossIsTheDUTs(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 0))
+	n, size := 200+rng.IntN(4801), 64+rng.IntN(1518-64+1)
+	t.Logf("seed %d: %d rules, %d B", seed, n, size)
+	st := labtest.New(t, lab.Config{FWRules: n})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e := fwEngine(t, ctx, st)
+	capFPS := fwCapacity(t, ctx, st, e, size, max(10*7e7/float64(n), 100e3), time.Second)
+	link := framing.L1Bps(2.5*capFPS, size)
+	r := &rfc2544.Runner{Tester: e, Plan: rfc2544.Plan{
+		Profile:    rfc2544.ProfileQuick,
+		Tests:      []rfc2544.Test{rfc2544.TestFrameLoss},
+		FrameSizes: []int{size},
+		LinkBps:    link,
+		NoProbe:    true,
+		Trial:      rfc2544.TrialConfig{Duration: rfc2544.Duration(time.Second), Settle: rfc2544.Duration(300 * time.Millisecond)},
+		FrameLoss:  rfc2544.FrameLossConfig{StepPercent: 20, FullSweep: true},
+	}}
+	res, err := r.FrameLoss(ctx, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, pt := range res.Points {
+		tr := res.Trials[i]
+		t.Logf("  %.0f %% (%.0f fps): offered %.0f fps, loss %.3f%%, %s %s%s", pt.IntendedPercent, tr.IntendedFPS, pt.OfferedFPS, pt.LossPercent,
+			tr.Outcome, tr.TesterLimitReason, tr.Result.FlowControlReason)
+		if pt.TesterLimited {
+			t.Errorf("%.0f %% of a line rate 2.5× the DUT's capacity: tester-limited (%s; max lag %.1f ms; %+v); want the DUT's loss",
+				pt.IntendedPercent, tr.TesterLimitReason, float64(tr.Result.Streams[0].MaxLagNs)/1e6, tr.Result.TxPressure)
+		}
+	}
+	if len(res.Points) != 5 || res.Points[0].LossPercent == 0 {
+		t.Errorf("%d points, the first (2.5× the DUT's capacity) lost %v %%: want five, the first lossy", len(res.Points), res.Points[0].LossPercent)
 	}
 }
 
