@@ -2,6 +2,7 @@ package trials
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -177,8 +178,11 @@ func (f *flowCheck) add(port int, r StreamResult, transient bool, reasons []stri
 // apply decides: when some generator fell short, no other tester limit
 // (receive-side kernel drops, the calibrated ceiling) is in lim, and every
 // short port was held back by the path (press, per port; nil when that port
-// did not send or did not measure), the trial is flow-controlled; otherwise
-// the shortfalls are tester limits.
+// did not send or did not measure), the trial is flow-controlled; when not
+// held back but the DUT was overloaded at the load offered (lost frames and
+// forwarded below it to the end, Result.Overloaded), with no other tester
+// limit, the loss is the DUT's (Result.OverloadReason); otherwise the
+// shortfalls are tester limits.
 func (f *flowCheck) apply(res *Result, lim *limits, press [2]*TxPressure, ceiling map[int]float64, frameSize int) {
 	var why []string
 	held, any := true, false
@@ -200,6 +204,15 @@ func (f *flowCheck) apply(res *Result, lim *limits, press [2]*TxPressure, ceilin
 	}
 	if !any {
 		return
+	}
+	if !held && len(lim.reasons) == 0 {
+		// No other tester limit (receive-side drops, the ceiling): a
+		// DUT that could not forward even the load offered lost
+		// frames of its own, whatever the shortfall.
+		if ok, w := res.Overloaded(); ok {
+			res.OverloadReason = w + ": the loss is the DUT's at the load offered (" + joinReasons(append(slices.Clone(f.short[0]), f.short[1]...)) + ")"
+			return
+		}
 	}
 	if !held || len(lim.reasons) > 0 {
 		for i := range f.short {
