@@ -212,7 +212,7 @@ func TestFirewallFrameLossIsTheDUTs(t *testing.T) {
 	for i, pt := range res.Points {
 		tr := res.Trials[i]
 		t.Logf("  %.0f %% (%.0f fps): offered %.0f fps, loss %.3f%%, %s %s%s", pt.IntendedPercent, tr.IntendedFPS, pt.OfferedFPS, pt.LossPercent,
-			tr.Outcome, tr.TesterLimitReason, tr.Result.FlowControlReason)
+			tr.Outcome, tr.TesterLimitReason, tr.Result.FlowControlReason+tr.Result.OverloadReason)
 		if pt.TesterLimited {
 			t.Errorf("%.0f %% of a line rate 2.5× the DUT's capacity: tester-limited (%s; max lag %.1f ms; %+v); want the DUT's loss",
 				pt.IntendedPercent, tr.TesterLimitReason, float64(tr.Result.Streams[0].MaxLagNs)/1e6, tr.Result.TxPressure)
