@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,54 +60,30 @@ func countedTrial(t *testing.T, ctx context.Context, st *lab.State, e *trials.En
 	return res, c0, c1
 }
 
-// fwCapacity is the ground truth: the DUT's own forwarded-packet counter
-// over a trial offered far above what it can carry (rate fps for d),
-// divided by the time frames were offered.
+// fwCapacity is one sample of the ground truth: the DUT's own
+// forwarded-packet counter over a trial offered far above what it can carry
+// (rate fps for d), divided by the time from the first frame offered to the
+// DUT's release of the last (TxSeconds runs to the transmit ring's drain,
+// so frames its backlog forwarded after the sender stopped are inside it).
 func fwCapacity(t *testing.T, ctx context.Context, st *lab.State, e *trials.Engine, size int, rate float64, d time.Duration) float64 {
 	t.Helper()
 	res, c0, c1 := countedTrial(t, ctx, st, e, size, rate, d)
 	s := res.Streams[0]
 	fwd := float64(c1.Forwarded4 - c0.Forwarded4)
 	capFPS := fwd / s.TxSeconds
-	t.Logf("%d B capacity: offered %.0f fps for %.2f s, the DUT forwarded %.0f (%.0f fps), dropped at ingress %d; trial flow-controlled %v tester-limited %v",
+	t.Logf("%d B capacity sample: offered %.0f fps for %.3f s, the DUT forwarded %.0f (%.0f fps), dropped at ingress %d; trial flow-controlled %v tester-limited %v",
 		size, s.OfferedFPS, s.TxSeconds, fwd, capFPS, c1.DutA.RxDropped-c0.DutA.RxDropped, res.FlowControlled, res.TesterLimited)
 	return capFPS
 }
 
-// dutMeter runs trials and reads the DUT's forwarded-packet counter around
-// each: in a trial the DUT lost frames at (it was overloaded), what it
-// forwarded while frames were offered is its capacity then. The counter
-// also holds what its backlog (up to netdev_max_backlog frames) forwarded
-// after the last frame was sent, so that much is taken off: a lower bound.
-type dutMeter struct {
-	t       *testing.T
-	e       *trials.Engine
-	st      *lab.State
-	backlog float64
-	best    float64 // highest capacity seen in an overloaded trial
-}
-
-func (m *dutMeter) Run(ctx context.Context, spec trials.Spec) (trials.Result, error) {
-	c0, err := m.st.DUTCounters()
-	if err != nil {
-		return trials.Result{}, err
+// median of xs (not empty); xs is sorted in place.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
 	}
-	res, err := m.e.Run(ctx, spec)
-	if err != nil {
-		return res, err
-	}
-	c1, err := m.st.DUTCounters()
-	if err != nil {
-		return res, err
-	}
-	tot := res.Totals()
-	if tot.Lost > 0 && tot.TxSeconds > 0 {
-		fwd := float64(c1.Forwarded4 - c0.Forwarded4)
-		c := max(fwd-m.backlog, 0) / tot.TxSeconds
-		m.t.Logf("  overloaded at %.0f fps: the DUT forwarded %.0f frames, capacity ≥ %.0f fps", tot.OfferedFPS, fwd, c)
-		m.best = max(m.best, c)
-	}
-	return res, nil
+	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
 // fwTrial is the search's trial duration. A DUT with a buffer of B frames
@@ -146,9 +123,14 @@ func fwSearch(t *testing.T, ctx context.Context, e rfc2544.Tester, size int, lo,
 // (N drawn at 200–5000, stateful on and off), the throughput at 64 and 512
 // bytes is the DUT's (not tester-limited) and lies between 0.9× and 1× the
 // capacity the DUT's own counters show at overload (plus the overload its
-// backlog can hide in one trial, see fwTrial).
+// backlog can hide in one trial, see fwTrial). A software DUT on a shared box
+// has no one capacity: it forwards less while others' work takes its CPU
+// (five samples in one minute spread 3–7 % on a 2-CPU VM with builds
+// running, once 17 %). So the capacity is sampled five times around the
+// search, and the throughput must lie between 0.9× the lowest sample and the
+// highest; its ratio to the median is logged.
 func TestFirewallThroughputIsTheDUTs(t *testing.T) {
-	pending.Skip(t, 19, "the capacity the DUT's counters show at one overload sample moves with this VM's load: CI on 2026-12-01 found 64 B at 1.030 × a capacity of 20,876 fps (3,446 stateful rules), earlier runs 0.855-1.051 × under load; the search itself ends the DUT's, flow-controlled, since the mlr fixes of issue 12")
+	pending.Skip(t, 19, "measured on 2026-12-01 (issue 19, 6 runs, 24 searches, builds running): every search the DUT's (none tester-limited), but the throughput 0.596-1.030 x the median of five overload capacity samples (spread 2.4-17.8 %), and 3 of 6 runs below 0.9 x the lowest sample: the zero-loss search meets the DUT's worst moments (loss at 0.68 x the capacity sampled around it; at 512 B stateful twice a lossless trial at 0.89 x failed as not sustained, then the search ended at 0.69 x), which an overload sample averages away")
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 0))
 	for _, stateful := range []bool{false, true} {
@@ -163,27 +145,81 @@ func TestFirewallThroughputIsTheDUTs(t *testing.T) {
 				// Overload: ten times what a DUT of n rules was seen to carry
 				// on this box (about 7e7/n fps), at least 100 kfps.
 				over := max(10*7e7/float64(n), 100e3)
-				m := &dutMeter{t: t, e: e, st: st, backlog: netdevBacklog(t)}
-				first := fwCapacity(t, ctx, st, e, size, over, 2*time.Second)
-				res := fwSearch(t, ctx, m, size, 0.5*first, 1.3*first)
-				// The capacity is the best the DUT did when overloaded: a
-				// software DUT on a shared box forwards less while others'
-				// work takes its CPU, so one sample may be low.
-				capFPS := max(first, m.best)
-				t.Logf("%d rules (stateful %v), %d B: throughput %.0f fps = %.3f × capacity %.0f fps; found %v tester-limited %v %s",
-					n, stateful, size, res.FPS, res.FPS/capFPS, capFPS, res.Found, res.TesterLimited, res.Note)
+				// The DUT's capacity, sampled three times before the search
+				// and twice after it.
+				var samples []float64
+				for range 3 {
+					samples = append(samples, fwCapacity(t, ctx, st, e, size, over, time.Second))
+				}
+				before := median(slices.Clone(samples))
+				res := fwSearch(t, ctx, e, size, 0.5*before, 1.3*before)
+				for range 2 {
+					samples = append(samples, fwCapacity(t, ctx, st, e, size, over, time.Second))
+				}
+				capFPS := median(slices.Clone(samples))
+				slices.Sort(samples)
+				lowest, highest := samples[0], samples[len(samples)-1]
+				t.Logf("%d rules (stateful %v), %d B: throughput %.0f fps = %.3f × capacity %.0f fps (median of %.0f; spread %.1f%%), %.3f × the lowest; found %v tester-limited %v %s",
+					n, stateful, size, res.FPS, res.FPS/capFPS, capFPS, samples, 100*(highest-lowest)/capFPS, res.FPS/lowest, res.Found, res.TesterLimited, res.Note)
 				if !res.Found || res.TesterLimited {
 					t.Errorf("%d B: found %v tester-limited %v (%s): want the DUT's throughput", size, res.Found, res.TesterLimited, res.TesterLimitReason)
 				}
-				// A zero-loss trial of fwTrial can hide m.backlog frames
+				// A zero-loss trial of fwTrial can hide a backlog of frames
 				// of overload in the DUT's queue.
-				hidden := m.backlog / fwTrial.Seconds()
-				if res.FPS > capFPS+hidden || res.FPS < 0.9*capFPS {
-					t.Errorf("%d B: throughput %.0f fps is %.3f × the DUT's capacity %.0f fps; want 0.9–1 (+ %.0f fps its %.0f-frame backlog hides in a %v trial)",
-						size, res.FPS, res.FPS/capFPS, capFPS, hidden, m.backlog, fwTrial)
+				backlog := netdevBacklog(t)
+				hidden := backlog / fwTrial.Seconds()
+				if res.FPS > highest+hidden || res.FPS < 0.9*lowest {
+					t.Errorf("%d B: throughput %.0f fps against the DUT's capacity %.0f–%.0f fps (median %.0f); want 0.9× the lowest to the highest (+ %.0f fps its %.0f-frame backlog hides in a %v trial)",
+						size, res.FPS, lowest, highest, capFPS, hidden, backlog, fwTrial)
 				}
 			}
 		})
+	}
+}
+
+// TestFirewallFrameLossIsTheDUTs: the frame loss sweep (RFC 2544 §26.3)
+// through a firewall DUT of N rules (N and the frame size drawn at test
+// time), on a link whose line rate is 2.5× the DUT's capacity so the steps
+// run from far above it to half of it, has no tester-limited point: near
+// and below its capacity the DUT's backlog still held the last frames of a
+// trial tens of milliseconds after the sender queued them on time, which
+// once made an on-time sender look 2-5 % short (run --lab --fw-rules 3000
+// exited 3).
+func TestFirewallFrameLossIsTheDUTs(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 0))
+	n, size := 200+rng.IntN(4801), 64+rng.IntN(1518-64+1)
+	t.Logf("seed %d: %d rules, %d B", seed, n, size)
+	st := labtest.New(t, lab.Config{FWRules: n})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e := fwEngine(t, ctx, st)
+	capFPS := fwCapacity(t, ctx, st, e, size, max(10*7e7/float64(n), 100e3), time.Second)
+	link := framing.L1Bps(2.5*capFPS, size)
+	r := &rfc2544.Runner{Tester: e, Plan: rfc2544.Plan{
+		Profile:    rfc2544.ProfileQuick,
+		Tests:      []rfc2544.Test{rfc2544.TestFrameLoss},
+		FrameSizes: []int{size},
+		LinkBps:    link,
+		NoProbe:    true,
+		Trial:      rfc2544.TrialConfig{Duration: rfc2544.Duration(time.Second), Settle: rfc2544.Duration(300 * time.Millisecond)},
+		FrameLoss:  rfc2544.FrameLossConfig{StepPercent: 20, FullSweep: true},
+	}}
+	res, err := r.FrameLoss(ctx, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, pt := range res.Points {
+		tr := res.Trials[i]
+		t.Logf("  %.0f %% (%.0f fps): offered %.0f fps, loss %.3f%%, %s %s%s", pt.IntendedPercent, tr.IntendedFPS, pt.OfferedFPS, pt.LossPercent,
+			tr.Outcome, tr.TesterLimitReason, tr.Result.FlowControlReason+tr.Result.OverloadReason)
+		if pt.TesterLimited {
+			t.Errorf("%.0f %% of a line rate 2.5× the DUT's capacity: tester-limited (%s; max lag %.1f ms; %+v); want the DUT's loss",
+				pt.IntendedPercent, tr.TesterLimitReason, float64(tr.Result.Streams[0].MaxLagNs)/1e6, tr.Result.TxPressure)
+		}
+	}
+	if len(res.Points) != 5 || res.Points[0].LossPercent == 0 {
+		t.Errorf("%d points, the first (2.5× the DUT's capacity) lost %v %%: want five, the first lossy", len(res.Points), res.Points[0].LossPercent)
 	}
 }
 

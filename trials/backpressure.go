@@ -2,6 +2,7 @@ package trials
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -33,6 +34,12 @@ type TxPressure struct {
 	RingFullNs    int64  `json:"ring_full_ns"`
 	// RingFullMaxNs is the longest single wait for a free slot.
 	RingFullMaxNs int64 `json:"ring_full_max_ns"`
+	// DrainNs is how long, after the last frame was queued, the kernel
+	// refused to take the ring's last frames (a full send buffer or device
+	// queue: the path pushing back); the offered load, measured to when it
+	// took them, counts that time. (The slots' later release, when a veth's
+	// DUT is done with the frames, is the DUT's time and counts nowhere.)
+	DrainNs int64 `json:"drain_ns,omitempty"`
 	// PauseRx is the Ethernet PAUSE frames the port received during the
 	// trial (the link partner asked it to stop sending), from the driver's
 	// statistics; PauseCounted says the driver has such counters (real
@@ -96,7 +103,8 @@ const (
 // ring's slots (frames queued in an overrun DUT's backlog) while the sending
 // thread had time to spare (mostly off a CPU, or off it at times and
 // waiting long enough to explain the frames not sent: intended minus
-// offered fps over txSeconds) — and the
+// offered fps over txSeconds; the time the slots were held after the last
+// frame was queued, DrainNs, counts as waiting) — and the
 // offered load (fps, of that port) was far below the tester's calibrated
 // ceiling (ceilingFPS, 0 when unknown). It returns a phrase saying what was
 // seen.
@@ -112,14 +120,18 @@ func HeldBack(p TxPressure, offeredFPS, intendedFPS, txSeconds, ceilingFPS float
 		seen = append(seen, fmt.Sprintf("the kernel refused %d of %d transmit calls (the next hop was full)", p.Refused, p.Kicks))
 	}
 	missing := (intendedFPS - offeredFPS) * txSeconds
-	waited := float64(p.RingFullNs) / 1e9 * intendedFPS // frames due while waiting
+	waited := float64(p.RingFullNs+p.DrainNs) / 1e9 * intendedFPS // frames due while waiting
 	switch {
 	case p.RingFullShare() >= heldRingFullShare && p.Busy() > 0 && p.Busy() < heldIdleBusy:
 		seen = append(seen, fmt.Sprintf("the transmit ring was full %.0f%% of the time while the sending thread was on a CPU only %.0f%% of it",
 			100*p.RingFullShare(), 100*p.Busy()))
 	case missing > 0 && waited >= heldWaitExplains*missing && p.Busy() > 0 && p.Busy() < heldBusy:
-		seen = append(seen, fmt.Sprintf("the sender waited %.1f ms for transmit ring slots the kernel held (frames queued in the path), time for %.0f of the %.0f frames not sent",
-			float64(p.RingFullNs)/1e6, waited, missing))
+		after := ""
+		if p.DrainNs > 0 {
+			after = fmt.Sprintf(", %.1f ms of it after the last frame was queued", float64(p.DrainNs)/1e6)
+		}
+		seen = append(seen, fmt.Sprintf("the sender waited %.1f ms for transmit ring slots the kernel held (frames queued in the path%s), time for %.0f of the %.0f frames not sent",
+			float64(p.RingFullNs+p.DrainNs)/1e6, after, waited, missing))
 	}
 	if len(seen) == 0 {
 		return false, ""
@@ -167,8 +179,11 @@ func (f *flowCheck) add(port int, r StreamResult, transient bool, reasons []stri
 // apply decides: when some generator fell short, no other tester limit
 // (receive-side kernel drops, the calibrated ceiling) is in lim, and every
 // short port was held back by the path (press, per port; nil when that port
-// did not send or did not measure), the trial is flow-controlled; otherwise
-// the shortfalls are tester limits.
+// did not send or did not measure), the trial is flow-controlled; when not
+// held back but the DUT was overloaded at the load offered (lost frames and
+// forwarded below it to the end, Result.Overloaded), with no other tester
+// limit, the loss is the DUT's (Result.OverloadReason); otherwise the
+// shortfalls are tester limits.
 func (f *flowCheck) apply(res *Result, lim *limits, press [2]*TxPressure, ceiling map[int]float64, frameSize int) {
 	var why []string
 	held, any := true, false
@@ -190,6 +205,15 @@ func (f *flowCheck) apply(res *Result, lim *limits, press [2]*TxPressure, ceilin
 	}
 	if !any {
 		return
+	}
+	if !held && len(lim.reasons) == 0 {
+		// No other tester limit (receive-side drops, the ceiling): a
+		// DUT that could not forward even the load offered lost
+		// frames of its own, whatever the shortfall.
+		if ok, w := res.Overloaded(); ok {
+			res.OverloadReason = w + ": the loss is the DUT's at the load offered (" + joinReasons(append(slices.Clone(f.short[0]), f.short[1]...)) + ")"
+			return
+		}
 	}
 	if !held || len(lim.reasons) > 0 {
 		for i := range f.short {

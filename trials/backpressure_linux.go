@@ -54,6 +54,12 @@ func (x *txPressure) ringFull(since time.Time) {
 	x.p.RingFullMaxNs = max(x.p.RingFullMaxNs, d)
 }
 
+// drained records that the kernel released the ring's last slot drain ns
+// after the sender finished queueing and began to wait for it (flush).
+func (x *txPressure) drained(drain int64) {
+	x.p.DrainNs += max(drain, 0)
+}
+
 // txPressures collects the raw transmitters' measurements into
 // res.TxPressure and returns them per port (nil: the port did not send on a
 // raw transmitter).

@@ -16,6 +16,7 @@ func TestTxPressureAllocs(t *testing.T) {
 		x.kicked(false)
 		x.kicked(true)
 		func() { defer x.ringFull(time.Now()) }()
+		x.drained(5e6)
 		x.end()
 	}); n != 0 {
 		t.Errorf("tx pressure measurement allocates %v times, want 0", n)
@@ -32,9 +33,11 @@ func TestTxPressureAllocs(t *testing.T) {
 		for s := time.Now(); time.Since(s) < 40*time.Millisecond; {
 		} // on a CPU, waiting
 	}()
+	x.drained(-1) // a clock step back counts nothing
+	x.drained(3e6)
 	x.end()
 	p := x.p
-	if p.Kicks != 2 || p.Refused != 1 || p.RingFullWaits != 1 || p.RingFullNs < 40e6 || p.RingFullMaxNs != p.RingFullNs || p.WallNs < p.RingFullNs {
+	if p.Kicks != 2 || p.Refused != 1 || p.RingFullWaits != 1 || p.RingFullNs < 40e6 || p.RingFullMaxNs != p.RingFullNs || p.WallNs < p.RingFullNs || p.DrainNs != 3e6 {
 		t.Errorf("measured %+v", p)
 	}
 	// On a shared box the spinning thread gets what the scheduler gives

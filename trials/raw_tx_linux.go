@@ -250,7 +250,8 @@ func (t *transmitter) flush() error {
 	if t.ring == nil {
 		return nil
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	t0 := time.Now()
+	deadline := t0.Add(2 * time.Second)
 	waited := t.pending > 0
 	var takenNs int64 // when the kernel had taken every frame; 0 = not yet
 	for t.pending > 0 && time.Now().Before(deadline) {
@@ -270,6 +271,9 @@ func (t *transmitter) flush() error {
 		if takenNs == 0 {
 			takenNs = time.Now().UnixNano()
 		}
+		// The time the kernel took to accept the last frames after they
+		// were queued (a refusing kernel: back-pressure).
+		t.press.drained(takenNs - t0.UnixNano())
 		for _, s := range t.streams {
 			if s.queued > 0 {
 				s.drainNs = max(s.drainNs, takenNs)

@@ -34,6 +34,12 @@ type Result struct {
 	// FlowControlReason says so, for the report: "flow-controlled: the DUT
 	// held the tester back at N fps (what was seen)".
 	FlowControlReason string `json:"flow_control_reason,omitempty"`
+	// OverloadReason is set when the generator fell short of the intended
+	// load and nothing showed the path held it back, yet the trial is not
+	// tester-limited: the DUT lost frames and could not forward even the
+	// load offered (Overloaded), so the loss is its own at that load
+	// (sending less never adds loss), and the shortfall is recorded here.
+	OverloadReason string `json:"overload_reason,omitempty"`
 	// TxPressure is what each sending port measured about how the kernel
 	// took its frames (raw engine only).
 	TxPressure []TxPressure `json:"tx_pressure,omitempty"`
