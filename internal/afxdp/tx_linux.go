@@ -40,7 +40,16 @@ type txState struct {
 	// txDeviceDrops counts frames the device dropped on transmit (the
 	// kernel's EBUSY answer to a copy-mode wake-up: one frame each).
 	txDeviceDrops uint64
+	// txRefused counts wake-ups the kernel refused with frames still
+	// queued (EAGAIN, ENOBUFS: the device's queue stopped, the path
+	// holding the sender back).
+	txRefused uint64
 }
+
+// TxCounters returns the wake-ups the kernel refused (the device's queue
+// stopped) and the frames the device dropped on transmit, since Open. It
+// does not allocate or make a system call.
+func (s *Socket) TxCounters() (refused, deviceDrops uint64) { return s.txRefused, s.txDeviceDrops }
 
 func (s *Socket) initTx() {}
 
@@ -141,7 +150,10 @@ func (s *Socket) kick() error {
 		case unix.EBUSY:
 			s.txDeviceDrops++
 			continue
-		case 0, unix.EAGAIN, unix.ENOBUFS, unix.EINTR:
+		case unix.EAGAIN, unix.ENOBUFS:
+			s.txRefused++
+			return nil
+		case 0, unix.EINTR:
 			return nil
 		case unix.ENETDOWN, unix.ENXIO:
 			return fmt.Errorf("afxdp: send on %s: %w (is the interface up?)", s.cfg.Interface, os.NewSyscallError("sendto", e))
