@@ -36,6 +36,8 @@ type XDPEngine struct {
 type xdpTrial struct {
 	tx    [2][]*streamState // each port's streams, in PrepareTx order
 	drops [2]uint64
+	press [2]*TxPressure // each sending port's back-pressure measurements
+	fc    flowCheck
 }
 
 // OpenXDP opens both ports (AF_XDP socket and control socket), and resolves
@@ -240,17 +242,36 @@ func (e *XDPEngine) stopReceive(rxStreams [2][]*streamState) (drops [2]uint64, e
 	return drops, nil
 }
 
-func (e *XDPEngine) collect(res *Result, txs [2]trialTx) { res.Paths = e.paths }
+// collect records the paths and each transmitter's back-pressure
+// measurements (res.TxPressure; veth and AF_XDP count no PAUSE frames).
+func (e *XDPEngine) collect(res *Result, txs [2]trialTx) {
+	res.Paths = e.paths
+	for i, tx := range txs {
+		t, ok := tx.(*xdpTx)
+		if !ok || t == nil {
+			continue
+		}
+		p := t.press.p
+		p.Port = t.p.name
+		res.TxPressure = append(res.TxPressure, p)
+		e.trial.press[i] = &res.TxPressure[len(res.TxPressure)-1]
+	}
+}
 
-func (e *XDPEngine) passOn(int, StreamResult, bool, []string) bool { return true }
+// passOn applies the raw transport's back-pressure rule (flowCheck.add).
+func (e *XDPEngine) passOn(port int, r StreamResult, transient bool, reasons []string) bool {
+	return e.trial.fc.add(port, r, transient, reasons, e.trial.press[port], e.cfg.MaxLag)
+}
 
 func (e *XDPEngine) dropReason(i int, n uint64) string {
 	return fmt.Sprintf("xdp port %s: the receiving AF_XDP socket dropped %d frames (RX ring full or no free fill chunk)", e.ports[i].name, n)
 }
 
-// judge adds the calibrated ceiling, as the raw transport does.
+// judge adds the calibrated ceiling and the back-pressure verdict, as the
+// raw transport does.
 func (e *XDPEngine) judge(res *Result, lim *limits, spec Spec, loads [2]float64) {
 	lim.add(false, ceilingReasons(e.cfg.CeilingFPS, spec.FrameSize, loads, res.LossPercent(), e.cfg.TesterLimitTolerance))
+	e.trial.fc.apply(res, lim, e.trial.press, e.cfg.CeilingFPS, spec.FrameSize)
 }
 
 func (e *XDPEngine) release() { e.trial.tx = [2][]*streamState{} }
@@ -264,6 +285,7 @@ type xdpTx struct {
 	cpu      int
 	hardStop time.Duration
 	tagAfter time.Duration
+	press    txPressure // back-pressure measurements (backpressure_linux.go)
 }
 
 // xdpFlushTimeout bounds the wait for the kernel to complete the frames
@@ -279,6 +301,8 @@ func (t *xdpTx) run() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer txThread(t.cpu)()
+	t.press.begin()
+	defer t.press.end()
 	return paceLoop(t, t.streams, t.hardStop, t.tagAfter, t.stop)
 }
 
@@ -290,19 +314,28 @@ func (t *xdpTx) queue(i int, s *streamState, n int, ns int64) (int64, error) {
 	done := 0
 	var busySince time.Time
 	for done < n {
+		r0, d0 := t.p.xsk.TxCounters()
 		k, err := t.p.xsk.Send(i, n-done, t.runID, s.queued, ns)
+		r1, d1 := t.p.xsk.TxCounters()
+		// A wake-up the kernel refused (the device's queue stopped) or
+		// cut short at a frame the device dropped: the path refused frames.
+		t.press.kicked(r1 != r0 || d1 != d0)
 		if err != nil {
 			return ns, err
 		}
 		s.queued += uint64(k)
 		done += k
 		if k > 0 {
+			if !busySince.IsZero() {
+				t.press.ringFull(busySince)
+			}
 			busySince = time.Time{}
 			continue
 		}
 		if busySince.IsZero() {
 			busySince = time.Now()
 		} else if t.stop.Load() || time.Since(busySince) > xdpBusyWait {
+			t.press.ringFull(busySince)
 			break // the frames not queued leave the stream behind its plan
 		}
 		runtime.Gosched()

@@ -217,6 +217,10 @@ type Stats struct {
 	// kernel handed back on the completion ring (sent, or dropped by the
 	// driver after it took them).
 	TxQueued, TxCompleted uint64
+	// TxDeviceDrops is frames among TxCompleted that the device dropped on
+	// transmit in copy mode (a veth: its peer's backlog was full, the
+	// DUT's loss; a NIC driver: the tester's).
+	TxDeviceDrops uint64
 	// RxFrames is frames taken from the RX ring; RxUserStamps those of them
 	// that carried no kernel timestamp and were stamped when read.
 	RxFrames, RxUserStamps uint64

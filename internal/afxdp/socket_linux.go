@@ -285,7 +285,7 @@ func (s *Socket) FD() int { return s.fd }
 // Stats returns the socket's counters with the kernel's XDP_STATISTICS.
 // Call it while no Send or Receive runs (e.g. between two batches).
 func (s *Socket) Stats() (Stats, error) {
-	st := Stats{TxQueued: s.txQueued, TxCompleted: s.txCompleted, RxFrames: s.rxFrames, RxUserStamps: s.rxUserStamps}
+	st := Stats{TxQueued: s.txQueued, TxCompleted: s.txCompleted, TxDeviceDrops: s.txDeviceDrops, RxFrames: s.rxFrames, RxUserStamps: s.rxUserStamps}
 	var ks unix.XDPStatistics
 	if err := getsockopt(s.fd, unix.XDP_STATISTICS, unsafe.Pointer(&ks), unsafe.Sizeof(ks)); err != nil {
 		return st, fmt.Errorf("afxdp: read statistics: %w", os.NewSyscallError("getsockopt XDP_STATISTICS", err))

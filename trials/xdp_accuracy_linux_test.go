@@ -1,0 +1,143 @@
+//go:build linux
+
+package trials
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/lab/labtest"
+)
+
+// The xdp transport's accuracy on the lab, as the raw transport's
+// (accuracy_linux_test.go), with the lab's settings drawn at test time.
+
+// xdpRand returns a generator seeded now, or from RFC2544_SEED to replay a
+// logged draw; the seed is logged with the command that replays it.
+func xdpRand(t *testing.T) *rand.Rand {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("RFC2544_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("RFC2544_SEED=%q: want a decimal seed, as logged by a previous run", s)
+		}
+		seed = v
+	}
+	t.Logf("seed %d (replay: RFC2544_SEED=%d go test -run '^%s$' ./trials)", seed, seed, t.Name())
+	return rand.New(rand.NewPCG(seed, 0x2544))
+}
+
+// runXDPUntrammelled is runUntrammelled on the xdp transport: spec runs
+// again, at most tries times, only while the trial is transiently
+// tester-limited (a stall of this shared host); a persistent limit comes
+// back for the caller to fail.
+func runXDPUntrammelled(t *testing.T, e *XDPEngine, spec Spec, tries int) Result {
+	t.Helper()
+	var r Result
+	for i := 0; i < tries; i++ {
+		r = runXDPTrial(t, e, spec)
+		if !r.TesterLimited || !r.TesterLimitTransient {
+			return r
+		}
+		t.Logf("run %d: transient tester limit (%s), running again", i+1, r.TesterLimitReason)
+	}
+	return r
+}
+
+// TestXDPRandomLossDrawn: a DUT dropping p at random (p drawn in 0.5–2 %,
+// the rate in 10–40 kfps of 64 B) shows p within five binomial standard
+// deviations of the frames sent.
+func TestXDPRandomLossDrawn(t *testing.T) {
+	rng := xdpRand(t)
+	p := 0.5 + 1.5*rng.Float64()
+	p = math.Round(p*100) / 100
+	rate := float64(10000 + rng.IntN(30001))
+	t.Logf("random loss %.2f %% at %.0f fps", p, rate)
+	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{LossPercent: p}})
+	e := openXDPEngine(t, portsOf(st))
+	r := runXDPUntrammelled(t, e, oneWay(64, rate, 2*time.Second), 3)
+	s := r.Streams[0]
+	if s.Sent == 0 || r.TesterLimited {
+		t.Fatalf("sent %d, tester-limited %v (%s): want a full trial", s.Sent, r.TesterLimited, r.TesterLimitReason)
+	}
+	sd := 100 * math.Sqrt(p/100*(1-p/100)/float64(s.Sent))
+	if got := s.LossPercent(); math.Abs(got-p) > 5*sd {
+		t.Errorf("loss %.3f%% of %d, want %.2f ± %.3f (5 σ)", got, s.Sent, p, 5*sd)
+	}
+	if s.LastLossNs < 0 || s.LastLossNs > int64(2*time.Second) {
+		t.Errorf("last loss at %d ns, want within the 2 s trial", s.LastLossNs)
+	}
+}
+
+// TestXDPBackToBack mirrors TestAccuracyBackToBack (its model and bounds)
+// on the xdp transport, the shaper's rate drawn in 15–30 Mbit/s: bursts at
+// full speed into a token bucket and a small queue come through with the
+// length the shaper's model predicts, burst after burst.
+func TestXDPBackToBack(t *testing.T) {
+	rng := xdpRand(t)
+	const (
+		bucket   = 20000 // bytes
+		limit    = 200   // frames
+		frame    = 512
+		burst    = 2000
+		dutDelay = 1e-3 // s
+	)
+	rateBps := float64(15e6 + 1e6*float64(rng.IntN(16)))
+	t.Logf("shaper %.0f bit/s, bucket %d B, queue %d frames", rateBps, bucket, limit)
+	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: uint64(rateBps), BurstBytes: bucket, LimitPackets: limit}})
+	e := openXDPEngine(t, portsOf(st))
+	rFPS := rateBps / ((frame - 4) * 8)
+	lastStamp := DefaultBatch * ((burst - 1) / DefaultBatch)
+	for i := 0; i < 3; i++ {
+		spec := Spec{FrameSize: frame, Streams: []Stream{{ID: 1, Direction: AtoB}}, BurstFrames: burst,
+			Settle: 300 * time.Millisecond}
+		s := runXDPTrial(t, e, spec).Streams[0]
+		if s.Sent != burst {
+			t.Fatalf("burst sent %d, want exactly %d", s.Sent, burst)
+		}
+		fixed := limit + float64(bucket)/(frame-4)
+		lo := fixed + rFPS*s.TxSeconds*float64(lastStamp)/burst - 1
+		hi := fixed + rFPS*(s.TxSeconds+dutDelay) + 1
+		if got := float64(s.Received); got < lo || got > hi {
+			t.Errorf("burst %d: received %d of %d (stamps over %.2f ms), want %.1f … %.1f (queue %d + bucket %.1f + R × arrival time)",
+				i, s.Received, burst, s.TxSeconds*1e3, lo, hi, limit, float64(bucket)/(frame-4))
+		}
+		t.Logf("burst %d: received %d, model %.1f … %.1f (stamps over %.2f ms)", i, s.Received, lo, hi, s.TxSeconds*1e3)
+	}
+}
+
+// TestXDPRecovery mirrors TestAccuracyRecovery on the xdp transport, the
+// shaper's rate drawn in 10–30 Mbit/s: overload the DUT at 1.5 R, then
+// drop to 0.5 R; the last loss falls just before the rate change and the
+// frames sent are exactly the schedule's.
+func TestXDPRecovery(t *testing.T) {
+	rng := xdpRand(t)
+	rateBps := float64(10e6 + 1e6*float64(rng.IntN(21)))
+	t.Logf("shaper %.0f bit/s", rateBps)
+	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: uint64(rateBps), LimitPackets: 100}})
+	e := openXDPEngine(t, portsOf(st))
+	rFPS := rateBps / (508 * 8)
+	at := time.Second
+	spec := oneWay(512, 1.5*rFPS, 2500*time.Millisecond)
+	spec.RateChange = &RateChange{At: at, RateFPS: 0.5 * rFPS}
+	r := runXDPUntrammelled(t, e, spec, 3)
+	s := r.Streams[0]
+	if s.Lost == 0 {
+		t.Fatalf("no loss at 150%% of R")
+	}
+	if r.TesterLimited {
+		t.Errorf("tester-limited (%s), want the DUT's loss", r.TesterLimitReason)
+	}
+	if got := time.Duration(s.LastLossNs); got < at-100*time.Millisecond || got > at+50*time.Millisecond {
+		t.Errorf("last loss at %v, want just before the rate change at %v", got, at)
+	}
+	if want := uint64(math.Ceil(1.5*rFPS)) + uint64(math.Ceil(1.5*0.5*rFPS)); s.Sent != want {
+		t.Errorf("sent %d, want %d", s.Sent, want)
+	}
+}
