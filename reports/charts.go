@@ -351,7 +351,7 @@ func ThroughputChart(res *rfc2544.Results) (*plot.Plot, error) {
 	minSize, maxSize := sizeRange(res)
 	var sizes []float64
 	for _, r := range res.Throughput {
-		sizes = append(sizes, float64(r.FrameSize))
+		sizes = append(sizes, framing.MeanFrameSize(r.FrameSize))
 	}
 	frameSizeAxis(&p.X, minSize, maxSize, sizes...)
 	ymax, err := addThroughput(p, res, throughputStyle{theory: true, calibration: true, measured: true}, minSize, maxSize)
@@ -366,7 +366,7 @@ func ThroughputChart(res *rfc2544.Results) (*plot.Plot, error) {
 func sizeRange(res *rfc2544.Results) (float64, float64) {
 	minSize, maxSize := math.Inf(1), 0.0
 	for _, r := range res.Throughput {
-		f := float64(r.FrameSize)
+		f := framing.MeanFrameSize(r.FrameSize)
 		minSize, maxSize = math.Min(minSize, f), math.Max(maxSize, f)
 	}
 	return minSize, maxSize
@@ -391,7 +391,7 @@ func addThroughput(p *plot.Plot, res *rfc2544.Results, st throughputStyle, minSi
 	name, c := st.name, st.color
 	var found, limited, missing plotter.XYs
 	for _, r := range res.Throughput {
-		f := float64(r.FrameSize)
+		f := framing.MeanFrameSize(r.FrameSize)
 		switch {
 		case !r.Found:
 			missing = append(missing, plotter.XY{X: f, Y: 0})
@@ -510,7 +510,7 @@ func LatencyChart(res *rfc2544.Results) (*plot.Plot, error) {
 		if r.Skipped != "" || s.Count == 0 || s.MinNs <= 0 {
 			continue
 		}
-		f := float64(r.FrameSize)
+		f := framing.MeanFrameSize(r.FrameSize)
 		minSize, maxSize = math.Min(minSize, f), math.Max(maxSize, f)
 		mins = append(mins, plotter.XY{X: f, Y: float64(s.MinNs) / 1e3})
 		means = append(means, plotter.XY{X: f, Y: s.MeanNs / 1e3})
@@ -585,7 +585,7 @@ func FrameLossChart(res *rfc2544.Results) (*plot.Plot, error) {
 		}
 		l.Dashes = dashes[i%len(dashes)]
 		p.Add(l, s)
-		p.Legend.Add(fmt.Sprintf("%d B", r.FrameSize), l, s)
+		p.Legend.Add(sizeLabel(r.FrameSize), l, s)
 	}
 	p.Y.Max = 1 // no loss at all: 0 to 1 %
 	if ymax > 0 {
@@ -640,7 +640,7 @@ func LatencyCDFChart(res *rfc2544.Results) (*plot.Plot, error) {
 		l.Color, l.Width = colorOf(i), vg.Points(1.5)
 		l.Dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}}[i%3]
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%d B", r.FrameSize), l)
+		p.Legend.Add(sizeLabel(r.FrameSize), l)
 		n++
 	}
 	if n == 0 {
@@ -674,7 +674,7 @@ func pdrPoints(res *rfc2544.Results) plotter.XYs {
 		if pdr == nil || !pdr.Found || &r.Goals[0] == pdr {
 			continue
 		}
-		xys = append(xys, plotter.XY{X: float64(r.FrameSize), Y: pdr.ConditionalFPS})
+		xys = append(xys, plotter.XY{X: framing.MeanFrameSize(r.FrameSize), Y: pdr.ConditionalFPS})
 	}
 	return xys
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/internal/rate"
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
@@ -69,7 +70,7 @@ func fixLabArg(args []string) []string {
 }
 
 // parseSizes reads --sizes: a comma-separated list of frame sizes in bytes,
-// FCS included. Their range is checked with the plan's frame_sizes
+// FCS included, and mixes by name (imix: framing.ParseSize). Their range is checked with the plan's frame_sizes
 // (rfc2544.Plan.Validate).
 func parseSizes(s string) ([]int, error) {
 	var sizes []int
@@ -78,9 +79,9 @@ func parseSizes(s string) ([]int, error) {
 		if f == "" {
 			return nil, fmt.Errorf("--sizes %s: an empty item; write them like --sizes 64,512,1518", quoteShort(s))
 		}
-		n, err := strconv.Atoi(f)
+		n, err := framing.ParseSize(f)
 		if err != nil {
-			return nil, fmt.Errorf("--sizes %s: %s is not a frame size in bytes; write them like --sizes 64,512,1518", quoteShort(s), quoteShort(f))
+			return nil, fmt.Errorf("--sizes %s: %s is not a frame size in bytes nor a mix (imix, imix-csit); write them like --sizes 64,512,1518 or 64,imix,1518", quoteShort(s), quoteShort(f))
 		}
 		sizes = append(sizes, n)
 	}
