@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/internal/fileio"
 	"github.com/rfc2544/rfc2544/internal/netdev"
 	"github.com/rfc2544/rfc2544/lab"
@@ -498,7 +499,7 @@ func sizesString(sizes []int) string {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		fmt.Fprint(&b, s)
+		b.WriteString(framing.SizeName(s)) // a mix by name, as --sizes reads it
 	}
 	return b.String()
 }
