@@ -33,8 +33,9 @@ type TCPPlan struct {
 	// 12; the zero value), 14 for the lab's shapers (the Ethernet header:
 	// tbf and the relay count the frame without its FCS).
 	OverheadBytes int `json:"overhead_bytes"`
-	// WindowBytes is each connection's socket buffer; zero sizes it from
-	// the BDP (see Windows).
+	// WindowBytes is each connection's TCP window
+	// (trials.TCPConfig.WindowBytes); zero sizes it from the BDP (see
+	// Windows).
 	WindowBytes int `json:"window_bytes,omitempty"`
 	// Streams is the number of connections; zero sizes it from the BDP.
 	Streams int `json:"streams,omitempty"`
@@ -51,6 +52,11 @@ const (
 	EthernetOverhead    = 38
 	LabShaperOverhead   = 14
 	MaxTCPWindowPerConn = 16 << 20 // a larger BDP is split over more connections
+	// WindowOverBDP is the window the test sizes for a BDP, as a multiple
+	// of it: above 1 so the RTT's jitter and delayed ACKs never leave the
+	// bottleneck idle, and the standing queue (the buffer delay) it builds
+	// stays a fifth of the RTT.
+	WindowOverBDP = 1.2
 	minTCPWindow        = 64 << 10
 )
 
@@ -130,12 +136,11 @@ func MaxTCPBps(bb float64, mtu, mss, overhead int) float64 {
 func BDPBytes(bb float64, rtt time.Duration) float64 { return bb * rtt.Seconds() / 8 }
 
 // Windows sizes the connections for a BDP (RFC 6349 §3.3.2: the window
-// must be at least the BDP): twice the BDP in socket buffer (the kernel
-// spends part of a receive buffer on overhead, so its advertised window is
-// below the buffer), split over as many connections as keep each at or
-// under MaxTCPWindowPerConn, at least 64 KiB each.
+// must be at least the BDP): WindowOverBDP × the BDP, split over as many
+// connections as keep each at or under MaxTCPWindowPerConn, at least
+// 64 KiB each.
 func Windows(bdp float64) (window, streams int) {
-	total := 2 * bdp
+	total := WindowOverBDP * bdp
 	streams = max(1, int(math.Ceil(total/MaxTCPWindowPerConn)))
 	window = max(minTCPWindow, int(math.Ceil(total/float64(streams))))
 	return window, streams
@@ -199,7 +204,7 @@ func RunTCPTest(ctx context.Context, t TCPTester, p TCPPlan) (TCPResult, error) 
 	rtt := time.Duration(probe.MinNs)
 	res.BDPBytes = BDPBytes(p.BottleneckBps, rtt)
 	res.WindowBytes, res.Streams = Windows(res.BDPBytes)
-	res.WindowSource = "sized from the BDP (2 × BDP of socket buffer)"
+	res.WindowSource = fmt.Sprintf("sized from the BDP (%g × BDP)", WindowOverBDP)
 	if p.WindowBytes > 0 || p.Streams > 0 {
 		res.WindowSource = "given"
 		if p.WindowBytes > 0 {

@@ -20,11 +20,11 @@ func TestTCPArithmetic(t *testing.T) {
 	if got := BDPBytes(100e6, 10*time.Millisecond); got != 125000 {
 		t.Errorf("BDP = %g, want 125000", got)
 	}
-	if w, s := Windows(125000); w != 250000 || s != 1 {
-		t.Errorf("Windows(125 kB) = %d, %d; want 250000 in 1 stream", w, s)
+	if w, s := Windows(125000); w != 150000 || s != 1 {
+		t.Errorf("Windows(125 kB) = %d, %d; want 150000 in 1 stream", w, s)
 	}
-	if w, s := Windows(10e6); s != 2 || w != 10e6 {
-		t.Errorf("Windows(10 MB) = %d, %d; want 2 streams of 10 MB", w, s)
+	if w, s := Windows(20e6); s != 2 || w != 12e6 {
+		t.Errorf("Windows(20 MB) = %d, %d; want 2 streams of 12 MB", w, s)
 	}
 	if ideal, r := TransferTimeRatio(12_500_000, 1.25, 100e6); ideal != 1 || r != 1.25 {
 		t.Errorf("TransferTimeRatio = %g, %g; want 1 s and 1.25", ideal, r)
@@ -65,8 +65,8 @@ func TestRunTCPTest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.BDPBytes != 250000 || f.gotWindow != 500000 || f.gotStream != 1 {
-		t.Errorf("BDP %g, window %d × %d: want 250000 and 500000 × 1", res.BDPBytes, f.gotWindow, f.gotStream)
+	if res.BDPBytes != 250000 || f.gotWindow != 300000 || f.gotStream != 1 {
+		t.Errorf("BDP %g, window %d × %d: want 250000 and 300000 × 1", res.BDPBytes, f.gotWindow, f.gotStream)
 	}
 	if want := 100e6 * 1448 / 1514; math.Abs(res.MaxBps-want) > 1 {
 		t.Errorf("max %.0f, want %.0f (%s)", res.MaxBps, want, res.MaxFormula)

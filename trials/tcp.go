@@ -16,9 +16,12 @@ type TCPConfig struct {
 	Sender, Receiver TCPEnd `json:"-"`
 	// Streams is the number of TCP connections at once. Zero means 1.
 	Streams int `json:"streams"`
-	// WindowBytes, when positive, sets each connection's send and receive
-	// socket buffers (SO_SNDBUF, SO_RCVBUF), which bound its window; zero
-	// leaves the kernel's autotuning.
+	// WindowBytes, when positive, is each connection's TCP window: the
+	// receiver's advertised window is clamped to it (TCP_WINDOW_CLAMP) and
+	// both ends' socket buffers are twice it; zero leaves the kernel's
+	// autotuning. The kernel of the lab box (6.x) was seen advertising
+	// 65535 << wscale above the clamp: TCPSample.PeerWindowBytes is the
+	// window that ran.
 	WindowBytes int `json:"window_bytes,omitempty"`
 	// Duration is how long the sender writes. Required.
 	Duration time.Duration `json:"duration_ns"`
@@ -96,12 +99,15 @@ type TCPSample struct {
 	CwndBytes int64 `json:"cwnd_bytes"`
 	// RetransBytes is what the senders retransmitted in the period.
 	RetransBytes uint64 `json:"retrans_bytes"`
+	// PeerWindowBytes is the receivers' summed advertised window as the
+	// senders last saw it (TCP_INFO snd_wnd; 0 on kernels without it).
+	PeerWindowBytes int64 `json:"peer_window_bytes"`
 }
 
 // TCPRun is what a TCP test measured.
 type TCPRun struct {
-	// Streams is the number of connections; WindowBytes the socket buffer
-	// asked for (0: autotuning).
+	// Streams is the number of connections; WindowBytes the window of
+	// each (0: autotuning).
 	Streams     int `json:"streams"`
 	WindowBytes int `json:"window_bytes,omitempty"`
 	// MSSBytes is the payload of a full segment (TCP_INFO's snd_mss:

@@ -57,9 +57,12 @@ func tcpDial(ctx context.Context, end TCPEnd, dst netip.AddrPort, window int) (*
 	return c, nil
 }
 
-// bufControl sets SO_SNDBUF and SO_RCVBUF to window bytes (the *FORCE
-// variants first, so a root tester is not capped by the sysctl maxima);
-// window 0 leaves autotuning.
+// bufControl makes window bytes the socket's TCP window: the advertised
+// receive window is clamped to it (TCP_WINDOW_CLAMP, which accepted
+// connections inherit from the listener), and the send and receive buffers
+// are twice that (the *FORCE variants first, so a root tester is not
+// capped by the sysctl maxima), since the kernel spends part of a buffer
+// on overhead. Window 0 leaves autotuning.
 func bufControl(window int) func(string, string, syscall.RawConn) error {
 	return func(_, _ string, c syscall.RawConn) error {
 		if window <= 0 {
@@ -67,13 +70,41 @@ func bufControl(window int) func(string, string, syscall.RawConn) error {
 		}
 		var serr error
 		err := c.Control(func(fd uintptr) {
-			if serr = setBuf(int(fd), unix.SO_SNDBUFFORCE, unix.SO_SNDBUF, window); serr != nil {
+			if serr = setBuf(int(fd), unix.SO_SNDBUFFORCE, unix.SO_SNDBUF, 2*window); serr != nil {
 				return
 			}
-			serr = setBuf(int(fd), unix.SO_RCVBUFFORCE, unix.SO_RCVBUF, window)
+			if serr = setBuf(int(fd), unix.SO_RCVBUFFORCE, unix.SO_RCVBUF, 2*window); serr != nil {
+				return
+			}
+			if serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_WINDOW_CLAMP, window); serr != nil {
+				serr = fmt.Errorf("TCP_WINDOW_CLAMP %d: %w", window, serr)
+			}
 		})
 		return errors.Join(err, serr)
 	}
+}
+
+// clampWindow clamps an accepted connection's advertised window to window
+// bytes (0: leave it): a listener's clamp does not reach the connections it
+// accepts on every kernel.
+func clampWindow(c *net.TCPConn, window int) error {
+	if window <= 0 {
+		return nil
+	}
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_WINDOW_CLAMP, window)
+	}); err != nil {
+		return err
+	}
+	if serr != nil {
+		return fmt.Errorf("TCP_WINDOW_CLAMP %d: %w", window, serr)
+	}
+	return nil
 }
 
 // tcpInfo reads TCP_INFO of c.
@@ -210,6 +241,10 @@ func RunTCP(ctx context.Context, cfg TCPConfig) (TCPRun, error) {
 				return
 			}
 			defer s.Close()
+			if err := clampWindow(s, cfg.WindowBytes); err != nil {
+				rerrs[i] = err
+				return
+			}
 			buf := make([]byte, 256<<10)
 			for {
 				n, err := s.Read(buf)
@@ -283,6 +318,7 @@ func RunTCP(ctx context.Context, cfg TCPConfig) (TCPRun, error) {
 			rtt += int64(info.Rtt) * 1000
 			k++
 			s.CwndBytes += int64(info.Snd_cwnd) * int64(info.Snd_mss)
+			s.PeerWindowBytes += int64(info.Snd_wnd)
 			retrans += info.Bytes_retrans
 			run.MSSBytes = int(info.Snd_mss)
 		}
