@@ -346,15 +346,7 @@ loop:
 		}
 	}
 	tick.Stop()
-	// Totals from TCP_INFO before the connections close.
 	for _, c := range conns {
-		if info, err := tcpInfo(c); err == nil {
-			run.BytesSent += info.Bytes_sent
-			run.BytesRetrans += info.Bytes_retrans
-			if run.MSSBytes == 0 {
-				run.MSSBytes = int(info.Snd_mss)
-			}
-		}
 		c.CloseWrite()
 	}
 	waited := make(chan struct{})
@@ -368,6 +360,17 @@ loop:
 		}
 		<-waited
 		return run, errors.New("tcp: the receiver did not get the end of the data within 30 s of the last write")
+	}
+	// Totals from TCP_INFO once the receivers have every byte (the
+	// senders' buffers drained), before the connections close.
+	for _, c := range conns {
+		if info, err := tcpInfo(c); err == nil {
+			run.BytesSent += info.Bytes_sent
+			run.BytesRetrans += info.Bytes_retrans
+			if run.MSSBytes == 0 {
+				run.MSSBytes = int(info.Snd_mss)
+			}
+		}
 	}
 	if rttN > 0 {
 		run.MeanRTTNs = rttSum / rttN
