@@ -57,7 +57,7 @@ const (
 	// bottleneck idle, and the standing queue (the buffer delay) it builds
 	// stays a fifth of the RTT.
 	WindowOverBDP = 1.2
-	minTCPWindow        = 64 << 10
+	minTCPWindow  = 64 << 10
 )
 
 // Validate checks p; the error names the field and the fix.
@@ -96,10 +96,14 @@ type TCPResult struct {
 	WindowBytes  int    `json:"window_bytes"`
 	Streams      int    `json:"streams"`
 	WindowSource string `json:"window_source"`
+	// PeerWindowBytes is the largest advertised receive window the senders
+	// saw, summed over the connections (TCP_INFO snd_wnd): the window that
+	// ran; 0 when the kernel does not report it.
+	PeerWindowBytes int64 `json:"peer_window_bytes"`
 	// MaxBps is the maximum achievable TCP throughput (RFC 6349 §3.3.1):
 	// BB × MSS / (PathMTU + overhead); MaxFormula writes it out. When the
-	// window is below the BDP it is the windows' bound instead:
-	// streams × window × 8 / RTT (RFC 6349 §3.3.2).
+	// window that ran is below the BDP it is the window's bound instead:
+	// window × 8 / RTT (RFC 6349 §3.3.2).
 	MaxBps     float64 `json:"max_bps"`
 	MaxFormula string  `json:"max_formula"`
 	// ThroughputBps is the achieved payload rate; PercentOfMax its share
@@ -226,9 +230,19 @@ func RunTCPTest(ctx context.Context, t TCPTester, p TCPPlan) (TCPResult, error) 
 	res.MSSBytes = mss
 	res.MaxBps = MaxTCPBps(p.BottleneckBps, res.PathMTU, mss, p.OverheadBytes)
 	res.MaxFormula = fmt.Sprintf("BB × MSS / (MTU + %d) = %.6g × %d / %d", p.OverheadBytes, p.BottleneckBps, mss, res.PathMTU+p.OverheadBytes)
-	if win := float64(res.Streams) * float64(res.WindowBytes) * 8 / rtt.Seconds(); res.WindowSource == "given" && win < res.MaxBps {
-		res.MaxBps = win
-		res.MaxFormula = fmt.Sprintf("streams × window × 8 / RTT = %d × %d × 8 / %v (the windows are below the BDP)", res.Streams, res.WindowBytes, rtt)
+	// The window that ran is what the receivers advertised (the kernel
+	// may round the one asked for up to 65535 << wscale); it bounds the
+	// throughput when below the BDP.
+	for _, smp := range run.Samples {
+		res.PeerWindowBytes = max(res.PeerWindowBytes, smp.PeerWindowBytes)
+	}
+	win := res.PeerWindowBytes
+	if win <= 0 {
+		win = int64(res.Streams) * int64(res.WindowBytes)
+	}
+	if bound := float64(win) * 8 / rtt.Seconds(); bound < res.MaxBps {
+		res.MaxBps = bound
+		res.MaxFormula = fmt.Sprintf("window × 8 / RTT = %d × 8 / %v (the advertised windows, summed, are below the BDP)", win, rtt)
 	}
 	res.ThroughputBps = run.Bps
 	if res.MaxBps > 0 {

@@ -56,7 +56,8 @@ func (f *fakeTCP) RunTCP(ctx context.Context, window, streams int, d time.Durati
 	f.gotWindow, f.gotStream = window, streams
 	bps := min(f.bb*1448/1514, float64(window*streams)*8/f.rtt.Seconds())
 	return trials.TCPRun{Streams: streams, WindowBytes: window, MSSBytes: 1448, Bytes: uint64(bps * d.Seconds() / 8), Seconds: d.Seconds() * 1.05,
-		Bps: bps / 1.05, BytesSent: 1000, BytesRetrans: 5, MeanRTTNs: int64(f.rtt) * 3 / 2}, nil
+		Bps: bps / 1.05, BytesSent: 1000, BytesRetrans: 5, MeanRTTNs: int64(f.rtt) * 3 / 2,
+		Samples: []trials.TCPSample{{PeerWindowBytes: int64(window * streams)}}}, nil
 }
 
 func TestRunTCPTest(t *testing.T) {
