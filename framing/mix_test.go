@@ -3,6 +3,8 @@ package framing
 import (
 	"errors"
 	"math"
+	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -148,5 +150,14 @@ func TestValidateMix(t *testing.T) {
 	}
 	if err := ValidateFrameSize(-1, IPv4UDP, false, 0); !errors.Is(err, ErrFrameTooSmall) {
 		t.Errorf("size -1: %v, want ErrFrameTooSmall", err)
+	}
+}
+
+// A template is one size: a mix code is refused, never built.
+func TestTemplateRefusesMix(t *testing.T) {
+	_, err := NewTemplate(TemplateConfig{SrcMAC: []byte{2, 0, 0, 0, 0, 1}, DstMAC: []byte{2, 0, 0, 0, 0, 2},
+		SrcIP: netip.MustParseAddr("198.18.1.2"), DstIP: netip.MustParseAddr("198.19.1.2"), FrameSize: SizeIMIX})
+	if err == nil || !strings.Contains(err.Error(), "imix") {
+		t.Errorf("NewTemplate(imix) = %v, want an error naming the mix", err)
 	}
 }
