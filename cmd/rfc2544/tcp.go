@@ -44,6 +44,7 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	window := fs.String("window", "", "TCP window per connection in `bytes`, e.g. 256k (default: from the BDP)")
 	streams := fs.Int("streams", 0, "number of TCP connections (default: from the BDP)")
 	dur := fs.Duration("duration", rfc2544.DefaultTCPDuration, "length of the transfer")
+	reverse := fs.Bool("reverse", false, "send from port B to port A (from --dst to --src)")
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
 	if err := fs.Parse(fixLabArg(args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -106,14 +107,20 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		pair.Base.Receiver = trials.TCPEnd{Namespace: st.B.Namespace, Addr: st.B.IPv4.Addr()}
 		plan.OverheadBytes = rfc2544.LabShaperOverhead
 		if plan.BottleneckBps == 0 {
-			r := st.Config.AtoB.RateBps
+			r, dir := st.Config.AtoB.RateBps, "A to B"
 			if st.DUT == lab.DUTRelay {
 				r = st.Config.Relay.RateABBps
+			}
+			if *reverse {
+				r, dir = st.Config.BtoA.RateBps, "B to A"
+				if st.DUT == lab.DUTRelay {
+					r = st.Config.Relay.RateBABps
+				}
 			}
 			if r == 0 {
 				return usagef("tcp: lab %s is not shaped: give --bb RATE (the path's bottleneck), or shape the lab with --rate", st.Name)
 			}
-			plan.BottleneckBps, plan.BottleneckSource = float64(r), "the lab's shaper (A to B)"
+			plan.BottleneckBps, plan.BottleneckSource = float64(r), "the lab's shaper ("+dir+")"
 		}
 	default:
 		s, err1 := netip.ParseAddr(*src)
@@ -122,6 +129,9 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return usagef("tcp: give --lab, or --src and --dst addresses of this host, e.g. --src 198.18.0.1 --dst 198.18.0.2")
 		}
 		pair.Base.Sender, pair.Base.Receiver = trials.TCPEnd{Addr: s}, trials.TCPEnd{Addr: d}
+	}
+	if *reverse {
+		pair.Base.Sender, pair.Base.Receiver = pair.Base.Receiver, pair.Base.Sender
 	}
 	// The ends' addresses now, before any traffic (the duration is the
 	// plan's, checked below).
