@@ -24,24 +24,28 @@ const (
 
 // LineRateFPS is the maximum frame rate, in frames per second, of frames of
 // frameSize bytes (FCS included) on a link of linkBps bits per second:
-// linkBps / ((F+20)*8). It is not rounded; RFC tables round it down.
+// linkBps / ((F+20)*8). It is not rounded; RFC tables round it down. For a
+// mix code F is the mix's mean frame size (MeanFrameSize): every frame of
+// the mix carries its own 20 bytes of preamble and gap.
 func LineRateFPS(linkBps float64, frameSize int) float64 {
-	if frameSize <= 0 || linkBps <= 0 {
+	f := MeanFrameSize(frameSize)
+	if f <= 0 || linkBps <= 0 {
 		return 0
 	}
-	return linkBps / (float64(frameSize+L1Overhead) * 8)
+	return linkBps / ((f + L1Overhead) * 8)
 }
 
 // L1Bps is the wire bit rate, preamble and gap included, of fps frames per
-// second of frameSize bytes.
+// second of frameSize bytes (of a mix's mean frame size for a mix code).
 func L1Bps(fps float64, frameSize int) float64 {
-	return fps * float64(frameSize+L1Overhead) * 8
+	return fps * (MeanFrameSize(frameSize) + L1Overhead) * 8
 }
 
 // L2Bps is the frame bit rate (FCS included, preamble and gap not) of fps
-// frames per second of frameSize bytes.
+// frames per second of frameSize bytes (of a mix's mean frame size for a
+// mix code).
 func L2Bps(fps float64, frameSize int) float64 {
-	return fps * float64(frameSize) * 8
+	return fps * MeanFrameSize(frameSize) * 8
 }
 
 // PercentToFPS converts a load in percent of line rate to frames per second.

@@ -199,10 +199,14 @@ func MaxFrameForMTU(mtu int, proto Proto, vlan bool) int {
 // sent as a test frame of proto, with or without an 802.1Q tag, on a path of
 // pathMTU bytes. A pathMTU of 0 or less skips the MTU check. The error is a
 // *FrameSizeError wrapping ErrFrameTooSmall, ErrFrameTooLarge or ErrAboveMTU;
-// an unknown proto is a plain error.
+// an unknown proto is a plain error. A mix code (see MixOf) is checked part
+// by part, the error naming the mix.
 func ValidateFrameSize(size int, proto Proto, vlan bool, pathMTU int) error {
 	if !proto.valid() {
 		return fmt.Errorf("frame protocol %v: want IPv4/UDP or IPv6/UDP", proto)
+	}
+	if m, ok := MixOf(size); ok {
+		return validateMix(m, proto, vlan, pathMTU)
 	}
 	e := &FrameSizeError{Size: size, Proto: proto, VLAN: vlan}
 	if min := MinFrameSize(proto, vlan); size < min {

@@ -104,6 +104,9 @@ func (c TemplateConfig) Validate() error {
 	if c.VLANID > 4094 {
 		return fmt.Errorf("vlan id %d: must be 0 (untagged) or 1..4094", c.VLANID)
 	}
+	if m, ok := MixOf(c.FrameSize); ok {
+		return fmt.Errorf("frame size %s: a mix, not one size; build one template per size of its pattern (Mix.Pattern)", m.Name)
+	}
 	if err := ValidateFrameSize(c.FrameSize, c.Proto(), c.VLAN(), 0); err != nil {
 		return err
 	}

@@ -227,6 +227,14 @@ func (c Config) withDefaults() Config {
 		}
 		c.Delay, c.Jitter = 0, 0
 		c.AtoB.LossPercent, c.BtoA.LossPercent = 0, 0
+		// The relay shapes in user space (relay.Settings): no tbf.
+		if c.Relay.RateABBps == 0 && c.Relay.RateBABps == 0 {
+			c.Relay.RateABBps, c.Relay.RateBABps = c.AtoB.RateBps, c.BtoA.RateBps
+		}
+		if c.Relay.LimitPackets == 0 {
+			c.Relay.LimitPackets = int(c.AtoB.LimitPackets)
+		}
+		c.AtoB.RateBps, c.BtoA.RateBps, c.AtoB.LimitPackets, c.BtoA.LimitPackets = 0, 0, 0, 0
 		if c.Relay.ReorderPercent > 0 && c.Relay.ReorderGap == 0 {
 			c.Relay.ReorderGap = time.Millisecond
 		}
@@ -328,8 +336,11 @@ func (c Config) Validate() error {
 		return errors.New("invalid dut-backpressure: it sets how the kernel DUT's ingress takes frames; use it with --topology router --dut kernel")
 	}
 	if c.DUT == DUTRelay {
-		if c.FWRules > 0 || c.FWSet > 0 || c.FWStateful || c.AtoB.RateBps > 0 || c.BtoA.RateBps > 0 || c.AtoB.LimitPackets > 0 || c.BtoA.LimitPackets > 0 {
-			return errors.New("invalid settings for dut relay: --rate, --limit, --fw-rules, --fw-set and --fw-stateful are kernel-DUT settings; use --dut kernel")
+		if c.FWRules > 0 || c.FWSet > 0 || c.FWStateful || c.AtoB.BurstBytes > 0 || c.BtoA.BurstBytes > 0 {
+			return errors.New("invalid settings for dut relay: --burst, --fw-rules, --fw-set and --fw-stateful are kernel-DUT settings; use --dut kernel")
+		}
+		if c.AtoB.LimitPackets != c.BtoA.LimitPackets {
+			return errors.New("invalid limit for dut relay: the relay's shaper has one queue limit for both directions; use --limit")
 		}
 		if c.AtoB.LossPercent != c.BtoA.LossPercent && r.LossPercent == 0 {
 			return errors.New("invalid loss for dut relay: the relay drops with one probability in both directions; use --loss")

@@ -92,7 +92,8 @@ func TestFlagsConfig(t *testing.T) {
 		{name: "bad limit", args: []string{"--limit", "-1"}, wantErr: "--limit: invalid queue limit"},
 		{name: "loop with rate", args: []string{"--topology", "loop", "--rate", "1mbit"}, wantErr: "topology loop"},
 		{name: "reorder needs relay", args: []string{"--reorder", "1%"}, wantErr: "need --dut relay"},
-		{name: "relay has no rate", args: []string{"--dut", "relay", "--rate", "1mbit"}, wantErr: "kernel-DUT settings"},
+		{name: "relay has no burst", args: []string{"--dut", "relay", "--rate", "1mbit", "--burst", "64kb"}, wantErr: "kernel-DUT settings"},
+		{name: "relay has one limit", args: []string{"--dut", "relay", "--rate", "1mbit", "--limit-ab", "10"}, wantErr: "use --limit"},
 		{name: "burst below frame", args: []string{"--rate", "1mbit", "--burst", "100"}, wantErr: "--burst"},
 	}
 	for _, tt := range tests {
@@ -203,5 +204,21 @@ func TestCPUMask(t *testing.T) {
 		if diff := cmp.Diff(tt.cpus, back); diff != "" {
 			t.Errorf("parseCPUMask(%q) (-want +got):\n%s", tt.want, diff)
 		}
+	}
+}
+
+// The relay DUT shapes in user space: --rate and --limit become its
+// settings, and no tbf is configured.
+func TestRelayRateSettings(t *testing.T) {
+	c := Config{Name: "t", DUT: DUTRelay, Delay: 10 * time.Millisecond, AtoB: Shaping{RateBps: 100e6, LimitPackets: 50}, BtoA: Shaping{RateBps: 20e6, LimitPackets: 50}}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	d := c.withDefaults()
+	if d.Relay.RateABBps != 100e6 || d.Relay.RateBABps != 20e6 || d.Relay.LimitPackets != 50 || d.Relay.Delay != 10*time.Millisecond {
+		t.Errorf("relay settings %+v: want rates 100e6/20e6, limit 50, delay 10ms", d.Relay)
+	}
+	if d.AtoB.RateBps != 0 || d.BtoA.RateBps != 0 || d.AtoB.LimitPackets != 0 {
+		t.Errorf("kernel shaping %+v %+v: want none with the relay", d.AtoB, d.BtoA)
 	}
 }

@@ -418,7 +418,7 @@ func throughputChart(res *rfc2544.Results, percent bool) (*plot.Plot, error) {
 	minSize, maxSize := sizeRange(res)
 	var sizes []float64
 	for _, r := range res.Throughput {
-		sizes = append(sizes, float64(r.FrameSize))
+		sizes = append(sizes, framing.MeanFrameSize(r.FrameSize))
 	}
 	frameSizeAxis(&p.X, minSize, maxSize, sizes...)
 	ymax, err := addThroughput(p, res, throughputStyle{theory: true, calibration: true, measured: true, percent: percent}, minSize, maxSize)
@@ -433,7 +433,7 @@ func throughputChart(res *rfc2544.Results, percent bool) (*plot.Plot, error) {
 func sizeRange(res *rfc2544.Results) (float64, float64) {
 	minSize, maxSize := math.Inf(1), 0.0
 	for _, r := range res.Throughput {
-		f := float64(r.FrameSize)
+		f := framing.MeanFrameSize(r.FrameSize)
 		minSize, maxSize = math.Min(minSize, f), math.Max(maxSize, f)
 	}
 	return minSize, maxSize
@@ -471,7 +471,7 @@ func addThroughput(p *plot.Plot, res *rfc2544.Results, st throughputStyle, minSi
 	}
 	var found, limited, missing plotter.XYs
 	for _, r := range res.Throughput {
-		f := float64(r.FrameSize)
+		f := framing.MeanFrameSize(r.FrameSize)
 		switch {
 		case !r.Found:
 			missing = append(missing, plotter.XY{X: f, Y: 0})
@@ -594,7 +594,7 @@ func LatencyChart(res *rfc2544.Results) (*plot.Plot, error) {
 		if r.Skipped != "" || s.Count == 0 || s.MinNs <= 0 {
 			continue
 		}
-		f := float64(r.FrameSize)
+		f := framing.MeanFrameSize(r.FrameSize)
 		minSize, maxSize = math.Min(minSize, f), math.Max(maxSize, f)
 		mins = append(mins, plotter.XY{X: f, Y: float64(s.MinNs) / 1e3})
 		means = append(means, plotter.XY{X: f, Y: s.MeanNs / 1e3})
@@ -699,7 +699,7 @@ func frameLossChart(res *rfc2544.Results, logScale bool) (*plot.Plot, error) {
 		}
 		l.Dashes = dashes[i%len(dashes)]
 		p.Add(l, s)
-		p.Legend.Add(fmt.Sprintf("%d B", r.FrameSize), l, s)
+		p.Legend.Add(sizeLabel(r.FrameSize), l, s)
 	}
 	if len(limited) > 0 {
 		s, err := plotter.NewScatter(limited)
@@ -773,7 +773,7 @@ func LatencyCDFChart(res *rfc2544.Results) (*plot.Plot, error) {
 		l.Color, l.Width = colorOf(i), vg.Points(1.5)
 		l.Dashes = cdfDashes[i%len(cdfDashes)]
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%d B", r.FrameSize), l)
+		p.Legend.Add(sizeLabel(r.FrameSize), l)
 		n++
 	}
 	if n == 0 {
@@ -808,7 +808,7 @@ func pdrPoints(res *rfc2544.Results) plotter.XYs {
 		if pdr == nil || !pdr.Found || &r.Goals[0] == pdr {
 			continue
 		}
-		xys = append(xys, plotter.XY{X: float64(r.FrameSize), Y: pdr.ConditionalFPS})
+		xys = append(xys, plotter.XY{X: framing.MeanFrameSize(r.FrameSize), Y: pdr.ConditionalFPS})
 	}
 	return xys
 }

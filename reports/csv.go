@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
@@ -57,7 +58,7 @@ func csvRows(res *rfc2544.Results, which Table) [][]string {
 			if pdr != nil {
 				pl = raw(pdr.Goal.LossPercent)
 			}
-			row := []string{i(r.FrameSize), b(r.Found), b(r.TesterLimited), b(r.Incomplete), raw(r.FPS), raw(r.L1Bps), raw(r.L2Bps),
+			row := []string{framing.SizeName(r.FrameSize), b(r.Found), b(r.TesterLimited), b(r.Incomplete), raw(r.FPS), raw(r.L1Bps), raw(r.L2Bps),
 				raw(r.IntendedPercent), raw(r.OfferedPercent), raw(r.LineRateFPS), i(len(r.Trials)), r.Reason,
 				r.TesterLimitReason, r.Note}
 			row = append(row, goal(ndr)...)
@@ -75,7 +76,7 @@ func csvRows(res *rfc2544.Results, which Table) [][]string {
 				if d == 0 {
 					d = t.Result.Spec.Duration.Seconds()
 				}
-				add(i(t.FrameSize), i(t.Step), raw(t.IntendedPercent), raw(t.OfferedPercent), raw(t.IntendedFPS),
+				add(framing.SizeName(t.FrameSize), i(t.Step), raw(t.IntendedPercent), raw(t.OfferedPercent), raw(t.IntendedFPS),
 					raw(t.OfferedFPS), u(t.Sent), u(t.Received), raw(t.LossPercent), u(t.Reordered), u(t.Duplicate),
 					u(t.Late), i64(t.LatencyMinNs), raw(t.LatencyAvgNs), i64(t.LatencyMaxNs), string(t.Outcome),
 					t.TesterLimitReason, raw(d), t.Goal, t.FailReason, t.NotSustained, t.Overload)
@@ -87,7 +88,7 @@ func csvRows(res *rfc2544.Results, which Table) [][]string {
 			"ipdv_max_abs_ns", "jitter_ns", "tagged_mean_ns", "lost_tagged", "incomplete")
 		for _, r := range res.Latency {
 			s := r.Summary
-			add(i(r.FrameSize), r.Skipped, raw(r.RateFPS), raw(r.RatePercent), r.Definition, i(r.Repetitions),
+			add(framing.SizeName(r.FrameSize), r.Skipped, raw(r.RateFPS), raw(r.RatePercent), r.Definition, i(r.Repetitions),
 				u(s.Count), i64(s.MinNs), raw(s.MeanNs), i64(s.MaxNs), i64(s.P50Ns), i64(s.P90Ns), i64(s.P99Ns),
 				i64(s.P999Ns), i64(s.PDVP999Ns), raw(s.IPDVMeanAbsNs), i64(s.IPDVMaxAbsNs), raw(s.JitterNs),
 				raw(r.TaggedMeanNs), i(r.LostTagged), b(r.Incomplete))
@@ -97,10 +98,10 @@ func csvRows(res *rfc2544.Results, which Table) [][]string {
 			"tester_limited", "skipped")
 		for _, r := range res.FrameLoss {
 			if r.Skipped != "" {
-				add(i(r.FrameSize), "", "", "", "", "", "", "", r.Skipped)
+				add(framing.SizeName(r.FrameSize), "", "", "", "", "", "", "", r.Skipped)
 			}
 			for _, p := range r.Points {
-				add(i(r.FrameSize), raw(p.IntendedPercent), raw(p.OfferedPercent), raw(p.OfferedFPS), u(p.Sent),
+				add(framing.SizeName(r.FrameSize), raw(p.IntendedPercent), raw(p.OfferedPercent), raw(p.OfferedFPS), u(p.Sent),
 					u(p.Received), raw(p.LossPercent), b(p.TesterLimited), "")
 			}
 		}
@@ -113,20 +114,20 @@ func csvRows(res *rfc2544.Results, which Table) [][]string {
 			for k, v := range r.BurstFrames {
 				bursts[k] = i64(v)
 			}
-			add(i(r.FrameSize), r.Skipped, raw(r.RateFPS), raw(r.AvgFrames), i64(r.MinFrames), i64(r.MaxFrames),
+			add(framing.SizeName(r.FrameSize), r.Skipped, raw(r.RateFPS), raw(r.AvgFrames), i64(r.MinFrames), i64(r.MaxFrames),
 				raw(r.StddevFrames), i(len(r.BurstFrames)), i64(r.MinStepFrames), i64(r.CapFrames), b(r.AtCap),
 				b(r.TesterLimited), b(r.Incomplete), raw(r.ThroughputFPS), raw(r.ImpliedBufferS), raw(r.CorrectedBufferS), strings.Join(bursts, " "))
 		}
 	case TableRecovery:
 		add("frame_size", "skipped", "overload_fps", "recovery_fps", "recovery_s", "recovered", "incomplete", "note")
 		for _, r := range res.Recovery {
-			add(i(r.FrameSize), r.Skipped, raw(r.OverloadFPS), raw(r.RecoveryFPS), raw(r.RecoveryS), b(r.Recovered),
+			add(framing.SizeName(r.FrameSize), r.Skipped, raw(r.OverloadFPS), raw(r.RecoveryFPS), raw(r.RecoveryS), b(r.Recovered),
 				b(r.Incomplete), r.Note)
 		}
 	case TableProbe:
 		add("frame_size", "passed", "offered_fps", "sent", "received", "reason")
 		for _, p := range res.Probes {
-			add(i(p.FrameSize), b(p.Passed), raw(p.Trial.OfferedFPS), u(p.Trial.Sent), u(p.Trial.Received), p.Reason)
+			add(framing.SizeName(p.FrameSize), b(p.Passed), raw(p.Trial.OfferedFPS), u(p.Trial.Sent), u(p.Trial.Received), p.Reason)
 		}
 	}
 	return rows

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
@@ -130,7 +131,7 @@ func throughputTable(res *rfc2544.Results) *table {
 	t := newTable(TableThroughput, "Throughput (RFC 2544 §26.1)", cols...)
 	limited, irregular := false, false
 	for _, r := range res.Throughput {
-		size, line, n := strconv.Itoa(r.FrameSize), fps(r.LineRateFPS), strconv.Itoa(len(r.Trials))
+		size, line, n := framing.SizeName(r.FrameSize), fps(r.LineRateFPS), strconv.Itoa(len(r.Trials))
 		var row []string
 		switch {
 		case r.Incomplete:
@@ -201,7 +202,7 @@ func searchLogTables(res *rfc2544.Results) []*table {
 		if len(r.Trials) == 0 {
 			continue // the throughput table says why
 		}
-		t := newTable(TableSearchLog, fmt.Sprintf("Throughput search log, %d-byte frames", r.FrameSize),
+		t := newTable(TableSearchLog, searchLogTitle(r.FrameSize),
 			">Step", "Goal", ">Duration (s)", ">Intended (%)", ">Offered (%)", "~>Offered (fps)", ">Sent", "~>Received", ">Frame loss (%)",
 			">Lat. min (µs)", ">Lat. avg (µs)", ">Lat. max (µs)", "Outcome")
 		for _, tr := range r.Trials {
@@ -236,7 +237,7 @@ func latencyTable(res *rfc2544.Results) *table {
 		">P99.9 (µs)", ">PDV P99.9 (µs)", "~>Tagged mean (µs)", ">Repetitions", "~>Frames timed", "Note")
 	defs := map[string]bool{}
 	for _, r := range res.Latency {
-		size := strconv.Itoa(r.FrameSize)
+		size := framing.SizeName(r.FrameSize)
 		if r.Skipped != "" {
 			t.add(size, dash, dash, dash, dash, dash, dash, dash, dash, dash, "0", "0", "skipped: "+r.Skipped)
 			continue
@@ -278,13 +279,13 @@ func frameLossTable(res *rfc2544.Results) *table {
 		">Frame size (B)", ">Intended (%)", ">Offered (%)", ">Offered (fps)", ">Sent", ">Received", ">Frame loss (%)", "Note")
 	for _, r := range res.FrameLoss {
 		if r.Skipped != "" {
-			t.add(strconv.Itoa(r.FrameSize), dash, dash, dash, dash, dash, dash, "skipped: "+r.Skipped)
+			t.add(framing.SizeName(r.FrameSize), dash, dash, dash, dash, dash, dash, "skipped: "+r.Skipped)
 			continue
 		}
 		for i, p := range r.Points {
 			size := ""
 			if i == 0 {
-				size = strconv.Itoa(r.FrameSize)
+				size = framing.SizeName(r.FrameSize)
 			}
 			note := ""
 			if p.TesterLimited {
@@ -301,7 +302,7 @@ func frameLossTable(res *rfc2544.Results) *table {
 			if r.Incomplete {
 				note = "incomplete: the run stopped before the sweep began"
 			}
-			t.add(strconv.Itoa(r.FrameSize), dash, dash, dash, dash, dash, dash, note)
+			t.add(framing.SizeName(r.FrameSize), dash, dash, dash, dash, dash, dash, note)
 		}
 	}
 	t.Notes = append(t.Notes, "Loss % = (sent − received) × 100 / sent, from frames actually sent. Tester-limited points did not reach the intended load.")
@@ -314,7 +315,7 @@ func backToBackTable(res *rfc2544.Results) *table {
 		">Corrected buffer (ms)", ">N", "~>Step (frames)", "~>Cap (frames)", "At cap", "Note")
 	anyCap := false
 	for _, r := range res.BackToBack {
-		size := strconv.Itoa(r.FrameSize)
+		size := framing.SizeName(r.FrameSize)
 		if r.Skipped != "" {
 			t.add(size, dash, dash, dash, dash, dash, dash, "0", dash, dash, dash, "skipped: "+r.Skipped)
 			continue
@@ -345,7 +346,7 @@ func recoveryTable(res *rfc2544.Results) *table {
 	t := newTable(TableRecovery, "System recovery (RFC 2544 §26.5)",
 		">Frame size (B)", ">Overload (fps)", ">Overload (%)", ">Recovery load (fps)", ">Recovery time (ms)", "Note")
 	for _, r := range res.Recovery {
-		size := strconv.Itoa(r.FrameSize)
+		size := framing.SizeName(r.FrameSize)
 		if r.Skipped != "" {
 			t.add(size, dash, dash, dash, dash, "skipped: "+r.Skipped)
 			continue
@@ -375,7 +376,7 @@ func probeTable(res *rfc2544.Results) *table {
 			passed = "NO"
 		}
 		tr := p.Trial
-		t.add(strconv.Itoa(p.FrameSize), passed, fps(tr.OfferedFPS), count(tr.Sent), count(tr.Received), p.Reason)
+		t.add(framing.SizeName(p.FrameSize), passed, fps(tr.OfferedFPS), count(tr.Sent), count(tr.Received), p.Reason)
 	}
 	t.Notes = append(t.Notes, "A size none of whose probe frames cross the path (e.g. above the MTU) reports zero throughput (RFC 2544 §9.4) instead of running a search.")
 	return t
@@ -449,7 +450,7 @@ func metadata(res *rfc2544.Results) [][2]string {
 	}
 	add("Plan", fmt.Sprintf("profile %s; tests %s", orDash(p.Profile), joinNames(p.Tests)))
 	add("Traffic", fmt.Sprintf("%s link, %s, %s%s", bitRate(p.LinkBps), ip, dir, flows))
-	add("Frame sizes", joinInts(p.FrameSizes)+" bytes")
+	add("Frame sizes", sizeNames(p.FrameSizes)+" bytes")
 	if p.NoProbe {
 		add("Path probe", "off")
 	}

@@ -2,8 +2,9 @@ package rfc2544
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/rfc2544/rfc2544/framing"
 )
 
 // testNames are the names ParseTests takes: the Test values and the short
@@ -51,7 +52,7 @@ func ParseTests(s string) ([]Test, error) {
 }
 
 // ParseFrameSizes reads a comma-separated list of frame sizes in bytes, FCS
-// included. Their range is checked with the plan's (Plan.Validate).
+// included, and frame-size mixes by name (imix: framing.ParseSize). Their range is checked with the plan's (Plan.Validate).
 func ParseFrameSizes(s string) ([]int, error) {
 	var sizes []int
 	for _, f := range strings.Split(s, ",") {
@@ -59,9 +60,9 @@ func ParseFrameSizes(s string) ([]int, error) {
 		if f == "" {
 			return nil, fmt.Errorf("an empty item; write them like 64,512,1518")
 		}
-		n, err := strconv.Atoi(f)
+		n, err := framing.ParseSize(f)
 		if err != nil {
-			return nil, fmt.Errorf("%s is not a frame size in bytes; write them like 64,512,1518", quote(f))
+			return nil, fmt.Errorf("%s is not a frame size in bytes nor a mix (imix, imix-csit); write them like 64,512,1518 or 64,imix,1518", quote(f))
 		}
 		sizes = append(sizes, n)
 	}

@@ -1,6 +1,7 @@
 package rfc2544
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"reflect"
@@ -414,7 +415,11 @@ func (p Plan) Validate() error {
 		proto = framing.IPv6UDP
 	}
 	for _, f := range p.FrameSizes {
-		if min := framing.MinFrameSize(proto, false); f < min || f > MaxFrameSize {
+		if framing.IsMix(f) {
+			if err := framing.ValidateFrameSize(f, proto, false, 0); err != nil {
+				return bad("frame_sizes", framing.SizeName(f), fmt.Sprintf("%v; use a mix whose every size fits %s, or fixed sizes", err, proto))
+			}
+		} else if min := framing.MinFrameSize(proto, false); f < min || f > MaxFrameSize {
 			return bad("frame_sizes", f, fmt.Sprintf("%s frame sizes are %d to %d bytes, FCS included", proto, min, MaxFrameSize))
 		}
 		if seenF[f] {
@@ -544,7 +549,7 @@ func (p Plan) Validate() error {
 // search sends at a low load may still carry fewer frames than a longer one
 // would; that is the plan's choice of duration and min_percent.
 func (p Plan) checkFrameTime() error {
-	largest := slices.Max(p.FrameSizes)
+	largest := slices.MaxFunc(p.FrameSizes, func(a, b int) int { return cmp.Compare(framing.MeanFrameSize(a), framing.MeanFrameSize(b)) })
 	has := func(t Test) bool { return slices.Contains(p.Tests, t) }
 	check := func(field string, d Duration, pct float64, what string) error {
 		fps := framing.LineRateFPS(p.LinkBps, largest) * pct / 100
@@ -554,8 +559,8 @@ func (p Plan) checkFrameTime() error {
 		frame := time.Duration(float64(time.Second) / fps)
 		if d.D() < frame {
 			return &PlanError{Field: field, Value: d, Fix: fmt.Sprintf(
-				"shorter than one frame time even at %s (%g%% of the %g Mbit/s line rate at %d bytes: one frame every %v), so no trial would send a frame; give at least %v",
-				what, pct, p.LinkBps/1e6, largest, frame, frame.Truncate(time.Microsecond)+time.Microsecond)}
+				"shorter than one frame time even at %s (%g%% of the %g Mbit/s line rate at %s bytes: one frame every %v), so no trial would send a frame; give at least %v",
+				what, pct, p.LinkBps/1e6, framing.SizeName(largest), frame, frame.Truncate(time.Microsecond)+time.Microsecond)}
 		}
 		return nil
 	}

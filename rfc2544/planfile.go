@@ -79,6 +79,9 @@ func ParsePlan(name string, b []byte, base Plan) (p Plan, given map[string]bool,
 	if err := planRates(doc.Content[0]); err != nil {
 		return base, nil, fmt.Errorf("%s %w", name, err)
 	}
+	if err := planSizes(doc.Content[0]); err != nil {
+		return base, nil, fmt.Errorf("%s %w", name, err)
+	}
 	if err := checkNode(doc.Content[0], reflect.TypeOf(base), ""); err != nil {
 		return base, nil, fmt.Errorf("%s %w", name, err)
 	}
@@ -127,7 +130,12 @@ func (p Plan) YAML() ([]byte, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(p); err != nil {
+	var doc yaml.Node
+	if err := doc.Encode(p); err != nil {
+		return nil, fmt.Errorf("encode plan: %w", err)
+	}
+	nameSizes(&doc)
+	if err := enc.Encode(&doc); err != nil {
 		return nil, fmt.Errorf("encode plan: %w", err)
 	}
 	if err := enc.Close(); err != nil {

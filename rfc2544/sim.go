@@ -132,7 +132,7 @@ func (s *SimDUT) ForwardingFPS(frameSize int) float64 {
 		c = s.CapacityFPS
 	}
 	if s.CapacityBps > 0 {
-		c = min(c, s.CapacityBps/(float64(frameSize+framing.L1Overhead)*8))
+		c = min(c, s.CapacityBps/((framing.MeanFrameSize(frameSize)+framing.L1Overhead)*8))
 	}
 	return c
 }
@@ -144,7 +144,7 @@ func (s *SimDUT) Buffer(frameSize int) float64 {
 		b = float64(s.BufferFrames)
 	}
 	if s.BufferBytes > 0 {
-		b = min(b, math.Floor(float64(s.BufferBytes)/float64(frameSize)))
+		b = min(b, math.Floor(float64(s.BufferBytes)/framing.MeanFrameSize(frameSize)))
 	}
 	if math.IsInf(b, 1) {
 		return 0
@@ -272,7 +272,7 @@ func (s *SimDUT) stream(spec trials.Spec, st trials.Stream, capFactor float64, r
 	tl.segs = segs
 	txNs := int64(tx * 1e9)
 
-	if s.MaxFrameSize > 0 && f > s.MaxFrameSize {
+	if s.MaxFrameSize > 0 && framing.LargestFrame(f) > s.MaxFrameSize {
 		sr.Lost = sr.Sent
 		if sr.Lost > 0 {
 			sr.LastLossNs = txNs

@@ -172,6 +172,25 @@ func (l *labFlag) Set(s string) error {
 
 func (l *labFlag) temporary() bool { return l.set && l.name == labTemporary }
 
+// LabFlag is --lab [NAME] for a verb that takes no other rig.Flags (tcp):
+// register it with fs.Var and parse the arguments through FixLabArg.
+type LabFlag = labFlag
+
+// IsSet reports whether --lab was given.
+func (l *labFlag) IsSet() bool { return l.set }
+
+// Temporary reports whether --lab was given without a name: the verb
+// creates a temporary lab and removes it afterwards.
+func (l *labFlag) Temporary() bool { return l.temporary() }
+
+// Name is the lab named by --lab NAME ("" for a temporary lab).
+func (l *labFlag) Name() string {
+	if l.temporary() {
+		return ""
+	}
+	return l.name
+}
+
 // FixLabArg rewrites a bare "--lab" (or "-lab") that is followed by another
 // flag or by nothing into "--lab=", which --lab reads as "temporary lab".
 // "--lab NAME" and "--lab=NAME" are left alone. Arguments after "--" are

@@ -165,9 +165,13 @@ func (e *Engine) neighbours() [2]*neighbour {
 	return [2]*neighbour{&e.ports[0].neighbour, &e.ports[1].neighbour}
 }
 
-// stream builds st's frame templates, one per flow.
+// stream builds st's frame templates, one per flow; for a frame-size mix,
+// one per place in the mix's pattern and flow (streamSizes), which the
+// transmitter cycles frame by frame.
 func (e *Engine) stream(st *streamState, from, to int, spec Spec) error {
-	for f := 0; f < max(st.spec.Flows, 1); f++ {
+	flows := max(st.spec.Flows, 1)
+	for k, size := range streamSizes(spec.FrameSize, flows) {
+		f := k % flows
 		dmac, src, dst := e.macs[from], e.ports[from].cfg.Addr.Addr(), e.ports[to].cfg.Addr.Addr()
 		if spec.IPv6 {
 			dmac, src, dst = e.macs6[from], e.ports[from].cfg.Addr6.Addr(), e.ports[to].cfg.Addr6.Addr()
@@ -179,7 +183,7 @@ func (e *Engine) stream(st *streamState, from, to int, spec Spec) error {
 			DstIP:     dst,
 			SrcPort:   framing.DefaultSrcPort + uint16(f),
 			DstPort:   framing.DefaultDstPort,
-			FrameSize: spec.FrameSize,
+			FrameSize: size,
 		})
 		if err != nil {
 			return fmt.Errorf("stream %d: %w", st.spec.ID, err)
@@ -195,7 +199,7 @@ func (e *Engine) ready(context.Context, Spec) error { return nil }
 // receive filter to the run id and attaches the trial to its receiver.
 func (e *Engine) receive(runID uint8, spec Spec, rx [2]*rxTrial) error {
 	for i, p := range e.ports {
-		if err := p.prepareTx(spec.FrameSize-framing.FCSLen, e.cfg.NoTxRing, e.cfg.QdiscPath); err != nil {
+		if err := p.prepareTx(framing.LargestFrame(spec.FrameSize)-framing.FCSLen, e.cfg.NoTxRing, e.cfg.QdiscPath); err != nil {
 			return fmt.Errorf("%s: %w", p.where(), err)
 		}
 		if err := p.setFilter(runID); err != nil {

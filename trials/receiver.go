@@ -3,6 +3,7 @@ package trials
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +44,10 @@ type streamState struct {
 	// Receive side.
 	received, reordered, duplicate, late, badLen uint64
 	win                                          seqWindow
+	// mixRx counts, for a frame-size mix, the frames received at each
+	// position of the mix's pattern (framing.Mix.Pattern); nil otherwise.
+	mixRx      []uint64
+	mixPattern []int // the frame sizes of the pattern, when mixRx is set
 	// flowTop is, per flow of a multi-flow stream, the highest sequence
 	// number received + 1: frame n belongs to flow n mod Flows (both
 	// transmitters cycle the flows frame by frame), and reordering is
@@ -68,6 +73,14 @@ func newStreamState(s Stream) *streamState {
 type rxTrial struct {
 	runID    uint8
 	frameLen int // expected captured frame length (FrameSize − 4)
+	// mixLens is, for a frame-size mix, the expected length of the frame
+	// at each position of the mix's pattern (frame n has mixLens[n mod
+	// len]), in the unit the receiver measures: frame length without FCS
+	// (raw) or UDP payload (udp, see useMixPayload). Nil for one size.
+	mixLens []int
+	// mixSlack is a second accepted length below mixLens (the raw
+	// receiver's frame with its 802.1Q tag stripped); 0 for none.
+	mixSlack int
 	streams  []*streamState
 	// deadlineNs is the Unix ns after which frames are late; MaxInt64
 	// while traffic runs.
@@ -81,8 +94,33 @@ type rxTrial struct {
 
 func newRxTrial(runID uint8, frameSize int, streams []*streamState) *rxTrial {
 	t := &rxTrial{runID: runID, frameLen: frameSize - framing.FCSLen, streams: streams}
+	if m, ok := framing.MixOf(frameSize); ok {
+		pat := m.Pattern()
+		t.mixLens = make([]int, len(pat))
+		for i, f := range pat {
+			t.mixLens[i] = f - framing.FCSLen
+		}
+		t.mixSlack = framing.VLANTagLen
+		for _, s := range streams {
+			s.mixRx, s.mixPattern = make([]uint64, len(pat)), pat
+		}
+	}
 	t.deadlineNs.Store(math.MaxInt64)
 	return t
+}
+
+// useMixPayload makes a mix trial's expected lengths UDP payload sizes (the
+// udp receiver's unit) instead of frame lengths. It does nothing for a
+// trial of one size.
+func (t *rxTrial) useMixPayload(frameSize int, proto framing.Proto) {
+	m, ok := framing.MixOf(frameSize)
+	if !ok {
+		return
+	}
+	for i, f := range m.Pattern() {
+		t.mixLens[i] = framing.UDPPayloadSize(f, proto, false)
+	}
+	t.mixSlack = 0
 }
 
 func (t *rxTrial) lookup(id uint16) *streamState {
@@ -138,6 +176,10 @@ func (t *rxTrial) frame(data []byte, origLen int, tsNs int64) {
 	if !ok {
 		return
 	}
+	if t.mixLens != nil {
+		t.tally(data[off:], false, origLen, tsNs)
+		return
+	}
 	t.count(data[off:], origLen == t.frameLen || origLen == t.frameLen-framing.VLANTagLen, tsNs)
 }
 
@@ -146,6 +188,24 @@ func (t *rxTrial) frame(data []byte, origLen int, tsNs int64) {
 // its kernel receive time (Unix ns). The raw receiver calls it through
 // frame, the UDP receiver with each datagram. It does not allocate.
 func (t *rxTrial) count(payload []byte, sizeOK bool, tsNs int64) {
+	t.tally(payload, sizeOK, -1, tsNs)
+}
+
+// countLen is count for a receiver that measured the length got (in
+// mixLens' unit) rather than judged it: a mix trial checks it against the
+// size the frame's sequence number has in the pattern; a trial of one size
+// uses sizeOK.
+func (t *rxTrial) countLen(payload []byte, sizeOK bool, got int, tsNs int64) {
+	if t.mixLens == nil {
+		got = -1
+	}
+	t.tally(payload, sizeOK, got, tsNs)
+}
+
+// tally is count; in a mix trial the length got replaces sizeOK: it must be
+// the size of the frame's place in the pattern (got < 0: unknown, or
+// truncated, is never right).
+func (t *rxTrial) tally(payload []byte, sizeOK bool, got int, tsNs int64) {
 	sig, err := framing.DecodeSignature(payload)
 	if err != nil || sig.RunID != t.runID {
 		return
@@ -154,6 +214,10 @@ func (t *rxTrial) count(payload []byte, sizeOK bool, tsNs int64) {
 	if s == nil {
 		t.foreign++
 		return
+	}
+	if t.mixLens != nil {
+		want := t.mixLens[sig.Seq%uint64(len(t.mixLens))]
+		sizeOK = got >= 0 && (got == want || (t.mixSlack > 0 && got == want-t.mixSlack))
 	}
 	if !sizeOK {
 		// A frame of the wrong size (RFC 2544 §10: check lengths) is
@@ -171,6 +235,9 @@ func (t *rxTrial) count(payload []byte, sizeOK bool, tsNs int64) {
 		return
 	}
 	s.received++
+	if s.mixRx != nil {
+		s.mixRx[sig.Seq%uint64(len(s.mixRx))]++
+	}
 	if s.flowTop != nil {
 		top := &s.flowTop[sig.Seq%uint64(len(s.flowTop))]
 		reordered = sig.Seq < *top
@@ -211,6 +278,7 @@ func (s *streamState) result(intended float64) StreamResult {
 		CatchUpBurstFrames: s.burst,
 	}
 	r.Lost = r.Sent - r.Received
+	r.Sizes = s.sizeCounts()
 	if end := max(s.lastNs, s.drainNs); s.sent > 0 && end > s.firstNs {
 		r.TxSeconds = float64(end-s.firstNs) / 1e9
 		if s.sent > 1 {
@@ -223,6 +291,29 @@ func (s *streamState) result(intended float64) StreamResult {
 		}
 	}
 	return r
+}
+
+// sizeCounts sums a mix stream's per-position counters by frame size (in
+// the order the sizes first appear in the pattern); nil for one size.
+func (s *streamState) sizeCounts() []SizeCount {
+	if s.mixRx == nil || len(s.mixPattern) != len(s.mixRx) {
+		return nil
+	}
+	var out []SizeCount
+	p := uint64(len(s.mixPattern))
+	for i, f := range s.mixPattern {
+		k := slices.IndexFunc(out, func(c SizeCount) bool { return c.FrameSize == f })
+		if k < 0 {
+			out = append(out, SizeCount{FrameSize: f})
+			k = len(out) - 1
+		}
+		// Frames 0..queued-1 were queued; position i holds those n ≡ i.
+		if s.queued > uint64(i) {
+			out[k].Sent += (s.queued-uint64(i)-1)/p + 1
+		}
+		out[k].Received += s.mixRx[i]
+	}
+	return out
 }
 
 // sendOffset is the intended send time of frame n from the first frame, in

@@ -136,6 +136,22 @@ type StreamResult struct {
 	// fit (see Result.Sustained); nil when too few frames were timed or
 	// the tester keeps no series.
 	Trend *LatencyTrend `json:"latency_trend,omitempty"`
+	// Sizes are, for a frame-size mix (framing.MixOf), the frames sent and
+	// received of each of its sizes, so loss can be attributed to a size;
+	// nil for a stream of one size.
+	Sizes []SizeCount `json:"sizes,omitempty"`
+}
+
+// SizeCount is one frame size of a mix stream's counters.
+type SizeCount struct {
+	// FrameSize is the size in bytes, FCS included.
+	FrameSize int `json:"frame_size"`
+	// Sent counts the frames of this size handed to the transmit path (by
+	// their place in the pattern; a frame the kernel refused, which makes
+	// the trial tester-limited, is still counted here).
+	Sent uint64 `json:"sent"`
+	// Received counts the distinct frames of this size received in time.
+	Received uint64 `json:"received"`
 }
 
 // LossPercent is the frame loss rate of RFC 2544 §26.3:

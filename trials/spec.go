@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/rfc2544/rfc2544/framing"
 )
 
 // Direction says which tester port sends a stream and which receives it.
@@ -64,7 +66,10 @@ type Stream struct {
 // Spec is one trial: learning, then traffic on every stream, then a settle
 // wait for late frames (RFC 2544 §23).
 type Spec struct {
-	// FrameSize is the RFC 2544 frame size in bytes, FCS included.
+	// FrameSize is the RFC 2544 frame size in bytes, FCS included, or a
+	// frame-size mix's code (framing.SizeIMIX): each stream then sends the
+	// mix's sizes in its repeating pattern (frame n has size
+	// Pattern()[n mod len]) and RateFPS counts frames of every size.
 	FrameSize int `json:"frame_size"`
 	// IPv6 selects IPv6/UDP test frames; the zero value is IPv4/UDP.
 	IPv6 bool `json:"ipv6,omitempty"`
@@ -112,8 +117,8 @@ type RateChange struct {
 // Validate checks the parts of a Spec every engine relies on. Engines check
 // frame sizes against their own templates and MTUs.
 func (s Spec) Validate() error {
-	if s.FrameSize <= 0 {
-		return fmt.Errorf("trial frame_size %d: must be a positive number of bytes, e.g. 64", s.FrameSize)
+	if s.FrameSize <= 0 && !framing.IsMix(s.FrameSize) {
+		return fmt.Errorf("trial frame_size %d: must be a positive number of bytes, e.g. 64, or a mix's code (framing.SizeIMIX)", s.FrameSize)
 	}
 	if len(s.Streams) == 0 {
 		return errors.New("trial streams: at least one stream is needed")

@@ -2,7 +2,10 @@ package trials
 
 import (
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/rfc2544/rfc2544/framing"
 )
 
 // hardStop is when a generator that falls behind is cut off: just after the
@@ -87,4 +90,24 @@ func trialPacer(spec Spec, batch int, pacedBursts bool) Pacer {
 	default:
 		return Pacer{MaxBatch: batch}
 	}
+}
+
+// streamSizes is the frame size of each template a stream cycles through,
+// frame n using entry n mod len: one per flow for a frame size; for a mix
+// (framing.MixOf), len(pattern)·flows entries, entry k of size
+// pattern[k mod len(pattern)] on flow k mod flows, so frame n has the
+// pattern's size n mod len(pattern) and flow n mod flows, as the receiver
+// expects.
+func streamSizes(frameSize, flows int) []int {
+	flows = max(flows, 1)
+	m, ok := framing.MixOf(frameSize)
+	if !ok {
+		return slices.Repeat([]int{frameSize}, flows)
+	}
+	pat := m.Pattern()
+	out := make([]int, len(pat)*flows)
+	for k := range out {
+		out[k] = pat[k%len(pat)]
+	}
+	return out
 }

@@ -294,6 +294,9 @@ func checkHalf(ns string, spec Spec, streams []Stream, local netip.Addr, where s
 	if local.IsValid() && local.Unmap().Is6() || !local.IsValid() && spec.IPv6 {
 		proto = framing.IPv6UDP
 	}
+	if framing.IsMix(spec.FrameSize) {
+		return fmt.Errorf("%s: trial frame_size %s: the agent's halves send one frame size; run mixes on the lab or with --transport raw or udp", where, framing.SizeName(spec.FrameSize))
+	}
 	mtu := localMTU(ns, local)
 	if err := framing.ValidateFrameSize(spec.FrameSize, proto, false, mtu); err != nil {
 		if mtu > 0 {

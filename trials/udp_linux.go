@@ -112,7 +112,8 @@ func (e *UDPEngine) Run(ctx context.Context, spec Spec) (Result, error) {
 // udpTrial is the UDP transport's per-trial state.
 type udpTrial struct {
 	fam        int // 0 IPv4, 1 IPv6
-	payloadLen int
+	payloadLen int // the largest frame's, for a mix
+	proto      framing.Proto
 	tx         [2][]*udpStreamTx // per sending side, in the order of the spec's streams
 	drops0     [2]uint64
 	rwg        sync.WaitGroup
@@ -143,7 +144,8 @@ func (e *UDPEngine) prepare(spec Spec) error {
 	if err := framing.ValidateFrameSize(spec.FrameSize, proto, false, e.cfg.PathMTU); err != nil {
 		return fmt.Errorf("trial frame_size (path MTU %d): %w", e.cfg.PathMTU, err)
 	}
-	e.trial.payloadLen = framing.UDPPayloadSize(spec.FrameSize, proto, false)
+	e.trial.payloadLen = framing.UDPPayloadSize(framing.LargestFrame(spec.FrameSize), proto, false)
+	e.trial.proto = proto
 	return nil
 }
 
@@ -156,10 +158,18 @@ func (e *UDPEngine) stream(st *streamState, from, to int, spec Spec) error {
 	dst := netip.AddrPortFrom([]netip.Addr{e.sides[to].cfg.Addr, e.sides[to].cfg.Addr6}[fam], e.sides[to].cfg.Port)
 	stx := &udpStreamTx{st: st}
 	e.trial.tx[from] = append(e.trial.tx[from], stx)
+	if m, ok := framing.MixOf(spec.FrameSize); ok {
+		for _, f := range m.Pattern() {
+			stx.lens = append(stx.lens, framing.UDPPayloadSize(f, e.trial.proto, false))
+		}
+	}
 	for f := 0; f < max(st.spec.Flows, 1); f++ {
 		fl, err := openUDPFlow(e.sides[from].cfg.Namespace, src, dst, e.cfg.SocketBuffer, e.trial.payloadLen, e.cfg.Batch)
 		if err != nil {
 			return fmt.Errorf("stream %d flow %d on %s: %w", st.spec.ID, f, e.sides[from].where(), err)
+		}
+		if stx.lens != nil {
+			fl.gso = false // segmentation offload cuts one size only
 		}
 		stx.flows = append(stx.flows, fl)
 	}
@@ -186,6 +196,7 @@ func (e *UDPEngine) receive(runID uint8, spec Spec, rx [2]*rxTrial) error {
 		if err := r.conn.SetReadDeadline(time.Time{}); err != nil {
 			return fmt.Errorf("%s: %w", s.where(), err)
 		}
+		rx[i].useMixPayload(spec.FrameSize, e.trial.proto)
 		r.start(rx[i], e.trial.payloadLen, e.cfg.RxCPU-1)
 		e.trial.rwg.Go(func() { r.run() })
 	}

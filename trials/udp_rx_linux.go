@@ -185,9 +185,20 @@ func (r *udpReceiver) readLoop(process func(n int)) {
 // process counts the first n datagrams of the batch. It does not allocate.
 func (r *udpReceiver) process(n int) {
 	for i := 0; i < n; i++ {
-		r.t.count(r.datagram(i))
+		b, sizeOK, ts := r.datagram(i)
+		r.t.countLen(b, sizeOK, r.mixLen(i, len(b)), ts)
 	}
 	r.t.live.publish()
+}
+
+// mixLen is the length of datagram i (ln bytes read) for a mix trial's
+// check (rxTrial.countLen): ln, or −2 (no size matches) when the kernel
+// truncated it. It does not allocate.
+func (r *udpReceiver) mixLen(i, ln int) int {
+	if r.hdrs[i].hdr.Flags&unix.MSG_TRUNC != 0 || ln > r.payloadLen {
+		return -2
+	}
+	return ln
 }
 
 // datagram returns datagram i of the batch: its payload, whether it has the

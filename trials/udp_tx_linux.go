@@ -110,6 +110,9 @@ func openUDPFlow(ns string, src netip.Addr, dst netip.AddrPort, buf, payloadLen,
 type udpStreamTx struct {
 	st    *streamState
 	flows []*udpFlow
+	// lens are, for a frame-size mix, the payload sizes of the pattern's
+	// places (datagram n is lens[n mod len] bytes); nil for one size.
+	lens []int
 }
 
 func (s *udpStreamTx) close() {
@@ -163,9 +166,14 @@ func (t *udpTransmitter) send(s *udpStreamTx, n int, ns int64) error {
 		seq := st.queued + uint64(k)
 		f := s.flows[seq%nf]
 		sig := framing.Signature{RunID: t.runID, StreamID: st.spec.ID, Seq: seq, TxNs: ns}
-		if f.gso {
+		switch {
+		case f.gso:
 			framing.EncodeSignature(f.gsoBuf[f.n*f.payload:], sig)
-		} else {
+		case s.lens != nil:
+			b := f.bufs[f.n][:s.lens[seq%uint64(len(s.lens))]]
+			f.msgs[f.n].Buffers[0] = b
+			framing.EncodeSignature(b, sig)
+		default:
 			framing.EncodeSignature(f.bufs[f.n], sig)
 		}
 		f.n++

@@ -56,6 +56,7 @@ func verbTable() map[string]verb {
 		"gen":       {"(benchmark) send test frames on one interface with the engine's generator, no receiver", runGen},
 		"lab":       {"build, inspect and remove the built-in virtual lab (up, down, status, list)", runLab},
 		"report":    {"re-render a results file as tables, JSON, CSV, HTML or charts, without re-running", reportVerb},
+		"tcp":       {"RFC 6349 TCP throughput test (path MTU, RTT, BDP-sized windows, transfer time ratio, efficiency, buffer delay)", runTCPVerb},
 	}
 	for _, t := range testVerbs {
 		v[t.name] = verb{t.summary, func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -97,6 +98,7 @@ var stopNotes = map[string]string{
 	"b2b":        "stopping the current trial, writing partial results and cleaning up",
 	"calibrate":  "stopping the measurement",
 	"gen":        "stopping the generator",
+	"tcp":        "stopping the transfer and cleaning up",
 	"lab up":     "stopping; what the lab built so far is removed",
 	"agent":      "ending the session and closing the listener",
 }

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials"
 )
@@ -97,8 +98,12 @@ func (p *progress) TrialFinished(rec rfc2544.TrialRecord) {
 	if p.fromJournal {
 		when = "from the journal"
 	}
-	fmt.Fprintf(p.w, "%s %dB step %d: %s, sent %d, loss %.3f%%, latency avg %s: %s [%s]\n",
-		testLabel(rec.Test), rec.FrameSize, rec.Step, what, rec.Sent, rec.LossPercent,
+	size := framing.SizeName(rec.FrameSize)
+	if !framing.IsMix(rec.FrameSize) {
+		size += "B"
+	}
+	fmt.Fprintf(p.w, "%s %s step %d: %s, sent %d, loss %.3f%%, latency avg %s: %s [%s]\n",
+		testLabel(rec.Test), size, rec.Step, what, rec.Sent, rec.LossPercent,
 		fmtNs(rec.LatencyAvgNs), outcome, when)
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/rig"
@@ -207,7 +208,7 @@ func sizesString(sizes []int) string {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		fmt.Fprint(&b, s)
+		b.WriteString(framing.SizeName(s)) // a mix by name, as --sizes reads it
 	}
 	return b.String()
 }

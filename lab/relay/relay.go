@@ -90,7 +90,21 @@ type Settings struct {
 	// Seed seeds the relay's random generator. Zero means seeded from the
 	// clock.
 	Seed uint64 `json:"seed,omitempty"`
+	// RateABBps and RateBABps shape each direction to a rate in bits per
+	// second, counting each frame without its FCS as the kernel DUT's tbf
+	// does: a frame leaves the shaper when the link has sent the ones
+	// before it (len·8/rate each), then waits Delay. Zero means unshaped.
+	RateABBps uint64 `json:"rate_ab_bps,omitempty"`
+	RateBABps uint64 `json:"rate_ba_bps,omitempty"`
+	// LimitPackets is the shaper's queue in frames per direction: a frame
+	// arriving while that many wait for the link is dropped (Overflow).
+	// Zero means 1000 when a rate is set.
+	LimitPackets int `json:"limit_packets,omitempty"`
 }
+
+// DefaultLimitPackets is the shaper's queue when a rate is set and
+// Settings.LimitPackets is zero, as the kernel DUT's default.
+const DefaultLimitPackets = 1000
 
 // DirStats counts what the relay did in one direction.
 type DirStats struct {

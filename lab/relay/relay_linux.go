@@ -292,6 +292,8 @@ func openRx(ifname string) (*afpacket.Socket, error) {
 type relayParams struct {
 	delay, jitter, gap int64 // ns
 	loss, reorder, dup float64
+	rate               [2]float64 // bit/s, A→B and B→A; 0 unshaped
+	limit              int        // shaper queue in frames
 }
 
 type relayItem struct {
@@ -317,6 +319,11 @@ type relayDir struct {
 	ready chan relayItem
 	heap  *slotHeap
 	rng   *rand.Rand
+
+	// dir is 0 for A→B, 1 for B→A (relayParams.rate). shaper holds the
+	// frames waiting for the shaped link (read's goroutine only).
+	dir    int
+	shaper shaper
 
 	received, forwarded, dropped, duplicated, reordered   atomic.Uint64
 	overflow, expired, localHits, sendErrors, socketDrops atomic.Uint64
@@ -417,7 +424,16 @@ func (d *relayDir) read() {
 			d.free <- slot
 			continue
 		}
-		due := now + p.delay
+		due := now
+		if r := p.rate[d.dir]; r > 0 {
+			var ok bool
+			if due, ok = d.shaper.admit(now, n, r, p.limit); !ok {
+				d.overflow.Add(1)
+				d.free <- slot
+				continue
+			}
+		}
+		due += p.delay
 		if p.jitter > 0 {
 			due += d.rng.Int64N(2*p.jitter+1) - p.jitter
 			due = max(due, now)
@@ -581,7 +597,11 @@ func newRelay(spec Spec) (*relay, error) {
 	r := &relay{spec: spec, started: time.Now()}
 	c := spec.Settings
 	r.live = relayParams{delay: int64(c.Delay), jitter: int64(c.Jitter), gap: int64(c.ReorderGap),
-		loss: c.LossPercent, reorder: c.ReorderPercent, dup: c.DuplicatePercent}
+		loss: c.LossPercent, reorder: c.ReorderPercent, dup: c.DuplicatePercent,
+		rate: [2]float64{float64(c.RateABBps), float64(c.RateBABps)}, limit: c.LimitPackets}
+	if r.live.limit <= 0 {
+		r.live.limit = DefaultLimitPackets
+	}
 	r.params.Store(&relayParams{}) // calibration: forward at once
 	seed := c.Seed
 	if seed == 0 {
@@ -618,6 +638,7 @@ func newRelay(spec Spec) (*relay, error) {
 	}
 	r.ab = newRelayDir(rxA.FD(), txB.FD(), spec.B.PeerMAC, spec.B.MAC, local, spec.CPUs, &r.params, spec.B.MTU, seed)
 	r.ba = newRelayDir(rxB.FD(), txA.FD(), spec.A.PeerMAC, spec.A.MAC, local, spec.CPUs, &r.params, spec.A.MTU, seed+1)
+	r.ba.dir = 1
 	return r, nil
 }
 

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"time"
+
+	"github.com/rfc2544/rfc2544/internal/rate"
+	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/rig"
+	"github.com/rfc2544/rfc2544/trials"
+)
+
+const tcpUsage = `Usage: rfc2544 tcp [flags]
+
+The RFC 6349 TCP throughput test, kernel TCP from port A to port B: the
+idle path's MTU and RTT, the BDP from the bottleneck bandwidth, then a
+transfer with windows and connections sized from the BDP (or given), and
+the RFC 6349 metrics: throughput against the maximum achievable for the
+MSS, TCP transfer time ratio, TCP efficiency and buffer delay.
+
+  sudo rfc2544 tcp --lab --dut relay --rate 100mbit --delay 10ms
+  sudo rfc2544 tcp --lab demo --window 64k --streams 2
+  rfc2544 tcp --src 198.18.0.1 --dst 198.18.0.2 --bb 1G
+
+Flags:
+`
+
+// runTCPVerb is 'rfc2544 tcp'.
+func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("tcp", flag.ContinueOnError)
+	helpOn(fs, stdout, tcpUsage)
+	var lf rig.LabFlag
+	fs.Var(&lf, "lab", "run on the built-in lab: `NAME` of a lab that is up, or none for a temporary one built from the lab flags")
+	labf := lab.AddFlags(fs)
+	src := fs.String("src", "", "sender `address` on this host (without --lab)")
+	dst := fs.String("dst", "", "receiver `address` on this host (without --lab)")
+	bb := fs.String("bb", "", "bottleneck bandwidth in bits per second, e.g. 100mbit (default on a shaped lab: its rate A to B)")
+	window := fs.String("window", "", "TCP window per connection in `bytes`, e.g. 256k (default: from the BDP)")
+	streams := fs.Int("streams", 0, "number of TCP connections (default: from the BDP)")
+	dur := fs.Duration("duration", rfc2544.DefaultTCPDuration, "length of the transfer")
+	reverse := fs.Bool("reverse", false, "send from port B to port A (from --dst to --src)")
+	jsonOut := fs.Bool("json", false, "print the result as JSON")
+	if err := fs.Parse(rig.FixLabArg(args)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usagef("tcp: %s", flagError(err))
+	}
+	if fs.NArg() > 0 {
+		return usagef("tcp: unexpected argument %q", fs.Arg(0))
+	}
+	plan := rfc2544.TCPPlan{Streams: *streams, Duration: rfc2544.Duration(*dur)}
+	if *dur <= 0 {
+		return usagef("tcp --duration %v: must be positive, e.g. 10s", *dur)
+	}
+	if *window != "" {
+		w, err := lab.ParseSize(*window)
+		if err != nil || w == 0 {
+			return usagef("tcp --window %q: want a size in bytes, e.g. 256k or 4m", *window)
+		}
+		plan.WindowBytes = int(w)
+	}
+	if *bb != "" {
+		v, err := rate.ParseBits(*bb)
+		if err != nil {
+			return usagef("tcp --bb %q: %v", *bb, err)
+		}
+		plan.BottleneckBps, plan.BottleneckSource = v, "given (--bb)"
+	}
+	pair := trials.TCPPair{}
+	switch {
+	case lf.IsSet() && (*src != "" || *dst != ""):
+		return usagef("tcp: --lab and --src/--dst: give one or the other")
+	case lf.IsSet():
+		name := lf.Name()
+		var st *lab.State
+		if lf.Temporary() {
+			name = tempLabName()
+			cfg, err := labf.Config(name)
+			if err != nil {
+				return usagef("tcp: %w", err)
+			}
+			fmt.Fprintf(stderr, "creating temporary lab %s\n", name)
+			if st, err = lab.Up(ctx, cfg); err != nil {
+				return fmt.Errorf("tcp: %w", err)
+			}
+			defer func() {
+				if err := lab.Down(name); err != nil {
+					fmt.Fprintf(stderr, "tcp: removing lab %s: %v\n", name, err)
+				} else {
+					fmt.Fprintf(stderr, "removed temporary lab %s\n", name)
+				}
+			}()
+		} else {
+			var err error
+			if st, err = lab.Load(name); err != nil {
+				return fmt.Errorf("tcp: %w", err)
+			}
+		}
+		pair.Base.Sender = trials.TCPEnd{Namespace: st.A.Namespace, Addr: st.A.IPv4.Addr()}
+		pair.Base.Receiver = trials.TCPEnd{Namespace: st.B.Namespace, Addr: st.B.IPv4.Addr()}
+		plan.OverheadBytes = rfc2544.LabShaperOverhead
+		if plan.BottleneckBps == 0 {
+			r, dir := st.Config.AtoB.RateBps, "A to B"
+			if st.DUT == lab.DUTRelay {
+				r = st.Config.Relay.RateABBps
+			}
+			if *reverse {
+				r, dir = st.Config.BtoA.RateBps, "B to A"
+				if st.DUT == lab.DUTRelay {
+					r = st.Config.Relay.RateBABps
+				}
+			}
+			if r == 0 {
+				return usagef("tcp: lab %s is not shaped: give --bb RATE (the path's bottleneck), or shape the lab with --rate", st.Name)
+			}
+			plan.BottleneckBps, plan.BottleneckSource = float64(r), "the lab's shaper ("+dir+")"
+		}
+	default:
+		s, err1 := netip.ParseAddr(*src)
+		d, err2 := netip.ParseAddr(*dst)
+		if err1 != nil || err2 != nil {
+			return usagef("tcp: give --lab, or --src and --dst addresses of this host, e.g. --src 198.18.0.1 --dst 198.18.0.2")
+		}
+		pair.Base.Sender, pair.Base.Receiver = trials.TCPEnd{Addr: s}, trials.TCPEnd{Addr: d}
+	}
+	if *reverse {
+		pair.Base.Sender, pair.Base.Receiver = pair.Base.Receiver, pair.Base.Sender
+	}
+	// The ends' addresses now, before any traffic (the duration is the
+	// plan's, checked below).
+	check := pair.Base
+	check.Duration = time.Second
+	if err := check.Validate(); err != nil {
+		return usagef("tcp: %v", err)
+	}
+	if err := plan.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	fmt.Fprintf(stderr, "tcp: %v -> %v, bottleneck %.6g Mbit/s (%s), %v transfer\n",
+		pair.Base.Sender.Addr, pair.Base.Receiver.Addr, plan.BottleneckBps/1e6, plan.BottleneckSource, *dur)
+	res, err := rfc2544.RunTCPTest(ctx, pair, plan)
+	if err != nil {
+		return fmt.Errorf("tcp: %w", err)
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	return writeTCPText(stdout, res)
+}
+
+// writeTCPText prints an RFC 6349 result as the steps and metrics.
+func writeTCPText(w io.Writer, r rfc2544.TCPResult) error {
+	rtt := time.Duration(r.BaselineRTTNs)
+	_, err := fmt.Fprintf(w, `RFC 6349 TCP throughput test
+Path MTU                  %d bytes (MSS %d bytes of payload per full segment)
+Baseline RTT              %v (min of %d on the idle path; mean %v)
+Bottleneck bandwidth      %.6g Mbit/s (%s)
+BDP                       %.0f bytes
+Window x connections      %d bytes x %d (%s)
+Maximum achievable        %.6g Mbit/s (%s)
+TCP throughput            %.6g Mbit/s = %.1f %% of the maximum (%d bytes in %.3f s)
+TCP transfer time ratio   %.3f (actual %.3f s / ideal %.3f s)
+TCP efficiency            %s
+Buffer delay              %.1f %% (mean RTT during the transfer %v over the baseline)
+`, r.PathMTU, r.MSSBytes, rtt, r.Plan.RTTProbes, time.Duration(r.BaselineMeanNs),
+		r.Plan.BottleneckBps/1e6, r.Plan.BottleneckSource, r.BDPBytes,
+		r.WindowBytes, r.Streams, r.WindowSource, r.MaxBps/1e6, r.MaxFormula,
+		r.ThroughputBps/1e6, r.PercentOfMax, r.Run.Bytes, r.Run.Seconds,
+		r.TransferTimeRatio, r.ActualTransferS, r.IdealTransferS, efficiencyText(r),
+		r.BufferDelayPercent, time.Duration(r.Run.MeanRTTNs))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%8s  %12s  %10s  %12s  %12s  %12s\n", "time (s)", "Mbit/s", "RTT (ms)", "cwnd (B)", "peer wnd (B)", "retrans (B)")
+	for _, s := range r.Run.Samples {
+		fmt.Fprintf(w, "%8.1f  %12.3f  %10.2f  %12d  %12d  %12d\n", s.AtS, s.Bps/1e6, float64(s.RTTNs)/1e6, s.CwndBytes, s.PeerWindowBytes, s.RetransBytes)
+	}
+	return nil
+}
+
+func efficiencyText(r rfc2544.TCPResult) string {
+	if r.EfficiencyPercent < 0 {
+		return "unknown (the kernel does not count bytes sent)"
+	}
+	return fmt.Sprintf("%.3f %% (%d bytes sent, %d retransmitted)", r.EfficiencyPercent, r.Run.BytesSent, r.Run.BytesRetrans)
+}

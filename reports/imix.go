@@ -1,0 +1,36 @@
+package reports
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rfc2544/rfc2544/framing"
+)
+
+// A frame-size mix (framing.MixOf) is a row of its own, named ("imix"), in
+// every table and CSV; charts place it at its mean frame size.
+
+// sizeLabel is a size for a legend: "64 B", or the mix's name.
+func sizeLabel(size int) string {
+	if framing.IsMix(size) {
+		return framing.SizeName(size)
+	}
+	return fmt.Sprintf("%d B", size)
+}
+
+// searchLogTitle titles a size's throughput search log.
+func searchLogTitle(size int) string {
+	if m, ok := framing.MixOf(size); ok {
+		return fmt.Sprintf("Throughput search log, %s (mean frame %.2f bytes)", m.Name, m.MeanSize())
+	}
+	return fmt.Sprintf("Throughput search log, %d-byte frames", size)
+}
+
+// sizeNames lists sizes by name ("64, imix, 1518").
+func sizeNames(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = framing.SizeName(x)
+	}
+	return strings.Join(s, ", ")
+}

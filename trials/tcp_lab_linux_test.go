@@ -1,0 +1,87 @@
+//go:build linux
+
+package trials_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/lab/labtest"
+	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/trials"
+)
+
+// TestTCPRFC6349Lab is issue 16's TCP goal on the lab: the relay DUT shaped
+// to R (drawn at test time, 20–100 Mbit/s) with a one-way delay D (5–15 ms,
+// so an RTT of 2D): with windows sized from the BDP, kernel TCP reaches at
+// least 0.9 × RFC 6349's maximum for the MSS, the transfer time ratio is
+// below 1.15 and the idle RTT is 2D; with a window below the BDP the
+// throughput is that window (as the receiver advertised it) over the RTT
+// within 10 %.
+func TestTCPRFC6349Lab(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 6349))
+	rateBps := uint64(20e6+rng.Float64()*80e6) / 1000 * 1000
+	delay := time.Duration(5+rng.IntN(11)) * time.Millisecond
+	t.Logf("seed %d: relay shaped to %d bit/s with a %v delay each way", seed, rateBps, delay)
+	st := labtest.New(t, lab.Config{DUT: lab.DUTRelay, Delay: delay, AtoB: lab.Shaping{RateBps: rateBps}, BtoA: lab.Shaping{RateBps: rateBps}})
+	pair := trials.TCPPair{Base: trials.TCPConfig{
+		Sender:   trials.TCPEnd{Namespace: st.A.Namespace, Addr: st.A.IPv4.Addr()},
+		Receiver: trials.TCPEnd{Namespace: st.B.Namespace, Addr: st.B.IPv4.Addr()},
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	plan := rfc2544.TCPPlan{BottleneckBps: float64(rateBps), OverheadBytes: rfc2544.LabShaperOverhead, Duration: rfc2544.Duration(8 * time.Second), RTTProbes: 20}
+	res, err := rfc2544.RunTCPTest(ctx, pair, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rtt := time.Duration(res.BaselineRTTNs)
+	t.Logf("path MTU %d, MSS %d, baseline RTT %v (mean %v), BDP %.0f B, window %d × %d (%s)", res.PathMTU, res.MSSBytes, rtt,
+		time.Duration(res.BaselineMeanNs), res.BDPBytes, res.WindowBytes, res.Streams, res.WindowSource)
+	t.Logf("throughput %.2f Mbit/s = %.1f %% of the maximum %.2f Mbit/s (%s); TTR %.3f, efficiency %.2f %%, buffer delay %.1f %%, %d bytes in %.2f s",
+		res.ThroughputBps/1e6, res.PercentOfMax, res.MaxBps/1e6, res.MaxFormula, res.TransferTimeRatio, res.EfficiencyPercent, res.BufferDelayPercent,
+		res.Run.Bytes, res.Run.Seconds)
+	for _, s := range res.Run.Samples {
+		t.Logf("  %.1f s: %.2f Mbit/s, rtt %v, cwnd %d B, peer window %d B, retrans %d B", s.AtS, s.Bps/1e6, time.Duration(s.RTTNs), s.CwndBytes, s.PeerWindowBytes, s.RetransBytes)
+	}
+	if rtt < 2*delay || rtt > 2*delay+2*time.Millisecond {
+		t.Errorf("baseline RTT %v, want 2 × %v (+2 ms at most)", rtt, delay)
+	}
+	if res.PercentOfMax < 90 || res.PercentOfMax > 101 {
+		t.Errorf("throughput %.1f %% of the RFC 6349 maximum, want 90…101 %%", res.PercentOfMax)
+	}
+	if res.TransferTimeRatio > 1.15 {
+		t.Errorf("transfer time ratio %.3f, want at most 1.15", res.TransferTimeRatio)
+	}
+	// What the window implies for the buffer delay, logged: this kernel
+	// advertised more than the clamped window (peer_window_bytes), so the
+	// buffer delay is not asserted against the window asked for.
+	loaded := float64(res.PeerWindowBytes) * 8 / res.MaxBps
+	t.Logf("buffer delay %.1f %%; the advertised window %d B would imply %.1f %% (loaded RTT %.2f ms)", res.BufferDelayPercent, res.PeerWindowBytes,
+		(loaded/rtt.Seconds()-1)*100, loaded*1e3)
+
+	// A window below the BDP: the throughput is the window that ran (the
+	// receiver's advertised window) over the RTT, within 10 %.
+	run, err := pair.RunTCP(ctx, int(res.BDPBytes/4), 1, 6*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var peer int64
+	for _, s := range run.Samples {
+		peer = max(peer, s.PeerWindowBytes)
+		t.Logf("  %.1f s: %.2f Mbit/s, rtt %v, cwnd %d B, peer window %d B", s.AtS, s.Bps/1e6, time.Duration(s.RTTNs), s.CwndBytes, s.PeerWindowBytes)
+	}
+	want := float64(peer) * 8 / rtt.Seconds()
+	t.Logf("buffers for BDP/4 = %d B: advertised window %d B (BDP %.0f B): %.2f Mbit/s, window/RTT = %.2f Mbit/s (%.1f %%)",
+		int(res.BDPBytes/4), peer, res.BDPBytes, run.Bps/1e6, want/1e6, 100*run.Bps/want)
+	if peer <= 0 || float64(peer) >= res.BDPBytes {
+		t.Fatalf("advertised window %d B: not below the BDP %.0f B; the test cannot check the window-bound throughput", peer, res.BDPBytes)
+	}
+	if run.Bps < 0.9*want || run.Bps > 1.1*want {
+		t.Errorf("window %d B: %.2f Mbit/s, want window/RTT = %.2f Mbit/s ±10 %%", peer, run.Bps/1e6, want/1e6)
+	}
+}
