@@ -537,13 +537,16 @@ func (m *mlr) measure(ctx context.Context, tg *mlrTarget, load float64) error {
 	return nil
 }
 
-// limitedBetween is the last tester-limited trial (not discarded) at a load
-// strictly between lo and hi (percent), or nil.
+// limitedBetween is the last trial (not discarded) at a load strictly
+// between lo and hi (percent) that met a lasting tester limit, or nil. A
+// transient one (a stall of the tester's host, rerun up to trial.retries)
+// says the load was not measured, not that the tester cannot carry it: the
+// goal is then irregular, not tester-limited.
 func (m *mlr) limitedBetween(lo, hi float64) *TrialRecord {
 	var last *TrialRecord
 	for i := range m.s.out.Trials {
 		r := &m.s.out.Trials[i]
-		if r.Outcome == OutcomeTesterLimited && !r.Discarded &&
+		if r.Outcome == OutcomeTesterLimited && !r.Discarded && !r.Result.TesterLimitTransient &&
 			r.IntendedPercent > lo*(1+1e-9) && r.IntendedPercent < hi*(1-1e-9) {
 			last = r
 		}

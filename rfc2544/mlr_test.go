@@ -562,6 +562,8 @@ type bandTester struct {
 	// rng, when set, limits a trial in the band only with probability p.
 	rng *rand.Rand
 	p   float64
+	// transient marks the limits as a stall of the tester's host.
+	transient bool
 }
 
 func (b *bandTester) Run(ctx context.Context, s trials.Spec) (trials.Result, error) {
@@ -576,6 +578,7 @@ func (b *bandTester) Run(ctx context.Context, s trials.Spec) (trials.Result, err
 	}
 	res.Spec = s
 	res.TesterLimited, res.TesterLimitReason = true, "stream 1: generator offered 2.69% below the intended load"
+	res.TesterLimitTransient = b.transient
 	return res, err
 }
 
@@ -637,6 +640,31 @@ func TestMLRTrialCapAmidTesterLimits(t *testing.T) {
 			bad++
 			t.Errorf("max_trials %d, p %.2f: a DUT throughput %.3f%% with bounds %.3f…%.3f%% and tester limits between (%s)\n%s",
 				p.Throughput.MaxTrials, b.p, got.IntendedPercent, g.LowerPercent, g.UpperPercent, got.Note, logTable(got.Trials))
+		}
+	}
+}
+
+// TestMLRTransientLimitBetweenIsIrregular: limits that are only stalls of
+// the tester's host (transient) between the bounds leave a goal irregular,
+// not "tester-limited between": the loads were not measured, not beyond
+// what the tester carries.
+func TestMLRTransientLimitBetweenIsIrregular(t *testing.T) {
+	const size, c = 1518, 40.0
+	lr := framing.LineRateFPS(testLink, size)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0x7a5))
+	for i := range 200 {
+		sim := &SimDUT{LinkBps: testLink, CapacityBps: c / 100 * testLink, BufferFrames: 1000}
+		b := &bandTester{sim: sim, loFPS: 0.5 * c / 100 * lr, hiFPS: 1.05 * c / 100 * lr, rng: rng, p: 0.3 + 0.6*rng.Float64(), transient: true}
+		p := testPlan([]Test{TestThroughput}, size)
+		p.Throughput.MaxTrials = 3 + i%18
+		got, err := (&Runner{Tester: b, Plan: p, Sleep: noSleep}).Throughput(context.Background(), size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(got.Note, "tester-limited between") {
+			t.Fatalf("max_trials %d: transient limits only, yet %q", p.Throughput.MaxTrials, got.Note)
 		}
 	}
 }
