@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rfc2544/rfc2544/internal/pending"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/reports"
@@ -26,12 +25,16 @@ import (
 // 100 Mbit/s nominal line (--line-rate), so --resolution 0.25 (points of
 // that line) is 0.5 % of R: the window means something. Not tester-limited:
 // a trial spoiled by a stall of this host is run again (--retries), a
-// persistent limit fails.
+// persistent limit fails. The DUT has the lab's default queue (1000
+// packets) and bucket (10 ms): a catch-up after a 3-16 ms stall of this VM
+// no longer overflows it below R (through a 50-packet queue it did, trial
+// after trial, in CI on 2026-12-01), and a load above R is caught by its
+// loss or by its queue growing, which the agent's one-way latency trend
+// shows.
 func TestRunAgentOneWay(t *testing.T) {
-	pending.Skip(t, 18, "held to -3 %…+1 % of R, the search through the agent ends tester-limited when this VM stalls the controller's generator 3-16 ms at the same load trial after trial (CI on 2026-12-01: eight stalled runs at 52.5 % of the line, each catch-up burst enough to explain the 0.03-0.7 % lost through the 50-packet queue)")
 	needRoot(t)
 	const rateBps = 50e6
-	sh := lab.Shaping{RateBps: rateBps, BurstBytes: 3100, LimitPackets: 50}
+	sh := lab.Shaping{RateBps: rateBps}
 	st := labtest.New(t, lab.Config{AtoB: sh, BtoA: sh})
 
 	dir := t.TempDir()
