@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rfc2544/rfc2544/internal/pending"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/trials"
@@ -19,6 +20,7 @@ import (
 // 1.2·R comes out at R/(8·1514) frames/s through both, within 2 %, and the
 // relay adds its delay on top of the shaping.
 func TestRelayRateMatchesTbf(t *testing.T) {
+	pending.Skip(t, 16, "CI on 2026-12-01 (425a01f) drew R = 23.2 Mbit/s: 1.2 × R for 2 s is 768 frames over R, which the 1000-frame default queue holds, so nothing was lost and (received − 1000) / 2 s = 1,803 fps read as 6 % under R = 1,919 on both DUTs; the draw needs a queue the excess overflows (e.g. --limit 100 on both) before this can gate CI")
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 16))
 	rateBps := uint64(20e6+rng.Float64()*130e6) / 1000 * 1000
