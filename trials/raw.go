@@ -251,6 +251,27 @@ type GenConfig struct {
 	Batch int
 }
 
+// check validates c for Generate and GenerateXDP, before anything is
+// opened, and fills in the default batch.
+func (c *GenConfig) check() error {
+	if c.Duration <= 0 {
+		return fmt.Errorf("gen duration %v: must be positive, e.g. 5s", c.Duration)
+	}
+	if c.RateFPS < 0 {
+		return fmt.Errorf("gen rate %g: must be 0 (full speed) or positive", c.RateFPS)
+	}
+	if len(c.DstMAC) != 6 {
+		return fmt.Errorf("gen dst mac %q: want a 6-byte MAC", c.DstMAC)
+	}
+	if !c.AllowAnyDestination && (!benchNet4.Contains(c.DstIP) || !benchNet4.Contains(c.SrcIP)) {
+		return fmt.Errorf("gen addresses %v -> %v: outside %v (RFC 6815)", c.SrcIP, c.DstIP, benchNet4)
+	}
+	if c.Batch <= 0 {
+		c.Batch = DefaultBatch
+	}
+	return nil
+}
+
 // GenResult is what Generate sent.
 type GenResult struct {
 	// Sent counts frames the kernel accepted; Failed those it refused.

@@ -272,20 +272,8 @@ func (e *Engine) release() {}
 // benchmark's generator-only mode). It uses the engine's transmit path.
 func Generate(ctx context.Context, c GenConfig) (GenResult, error) {
 	var res GenResult
-	if c.Duration <= 0 {
-		return res, fmt.Errorf("gen duration %v: must be positive, e.g. 5s", c.Duration)
-	}
-	if c.RateFPS < 0 {
-		return res, fmt.Errorf("gen rate %g: must be 0 (full speed) or positive", c.RateFPS)
-	}
-	if len(c.DstMAC) != 6 {
-		return res, fmt.Errorf("gen dst mac %q: want a 6-byte MAC", c.DstMAC)
-	}
-	if !c.AllowAnyDestination && (!benchNet4.Contains(c.DstIP) || !benchNet4.Contains(c.SrcIP)) {
-		return res, fmt.Errorf("gen addresses %v -> %v: outside %v (RFC 6815)", c.SrcIP, c.DstIP, benchNet4)
-	}
-	if c.Batch <= 0 {
-		c.Batch = DefaultBatch
+	if err := c.check(); err != nil {
+		return res, err
 	}
 	p, err := openPort("gen", PortConfig{Namespace: c.Namespace, Interface: c.Interface}, Config{QdiscPath: c.QdiscPath}, true)
 	if err != nil {

@@ -18,20 +18,8 @@ import (
 // not apply. Paths.XDP says which AF_XDP path ran.
 func GenerateXDP(ctx context.Context, c GenConfig) (GenResult, error) {
 	var res GenResult
-	if c.Duration <= 0 {
-		return res, fmt.Errorf("gen duration %v: must be positive, e.g. 5s", c.Duration)
-	}
-	if c.RateFPS < 0 {
-		return res, fmt.Errorf("gen rate %g: must be 0 (full speed) or positive", c.RateFPS)
-	}
-	if len(c.DstMAC) != 6 {
-		return res, fmt.Errorf("gen dst mac %q: want a 6-byte MAC", c.DstMAC)
-	}
-	if !c.AllowAnyDestination && (!benchNet4.Contains(c.DstIP) || !benchNet4.Contains(c.SrcIP)) {
-		return res, fmt.Errorf("gen addresses %v -> %v: outside %v (RFC 6815)", c.SrcIP, c.DstIP, benchNet4)
-	}
-	if c.Batch <= 0 {
-		c.Batch = DefaultBatch
+	if err := c.check(); err != nil {
+		return res, err
 	}
 	if m := afxdp.MaxFrameSize(afxdp.DefaultChunkSize); c.FrameSize > m {
 		return res, fmt.Errorf("gen frame %d: the xdp transport carries frames up to %d bytes: use --transport raw for jumbo frames", c.FrameSize, m)
