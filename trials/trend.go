@@ -121,7 +121,9 @@ func (r *trendRecorder) trend() *LatencyTrend {
 // TrimSeries drops the per-bin series of a trend that is not growing,
 // keeping its fit: the series is the evidence of a growing queue, and
 // without it a results file would carry some hundred bins per stream of
-// every trial. Sustained needs only the fit.
+// every trial. Sustained needs only the fit (a trial judged by
+// OverloadedAtEnd alone has its evidence there: busy bins, their slope and
+// the forwarded rate).
 func (t *LatencyTrend) TrimSeries() {
 	if t != nil && !t.Growing() {
 		t.Count, t.SentNs, t.MinNs, t.MeanNs = nil, nil, nil, nil
@@ -423,10 +425,31 @@ func (t *LatencyTrend) Growing() bool {
 	return t.RiseNs > thr && t.StepNs > thr
 }
 
+// busyGrowing reports whether the trial ends in a busy period of three bins
+// or more through which the queue still grew.
+func (t *LatencyTrend) busyGrowing() bool {
+	return t != nil && t.BusyBins >= 3 && t.BusySlopeNsPerS > 0 && t.ForwardedFPS > 0
+}
+
+// OverloadedAtEnd reports whether a stream offered offeredFPS ended its
+// trial overloaded: its queue busy and still growing through the last
+// three bins or more (the DUT forwarding without a pause), at a forwarding
+// rate (ForwardedFPS) below the offered by more than OverloadMargin. A DUT
+// forwards at its capacity while busy, so such a load exceeds it, however
+// late in the trial its buffer filled (a token bucket, a stall of the
+// tester that emptied the queue): the case Growing's tests over the whole
+// trial miss when the queue grows only in its last tenth. A catch-up burst
+// at a load the DUT sustains drains at a rate above the offered and never
+// meets this test.
+func (t *LatencyTrend) OverloadedAtEnd(offeredFPS float64) bool {
+	return t.busyGrowing() && offeredFPS > 0 && t.ForwardedFPS < offeredFPS*(1-OverloadMargin)
+}
+
 // Sustained reports whether the DUT sustained the trial's load: ok is false
-// when some stream's latency grew through the trial (LatencyTrend.Growing),
-// that is, its queue absorbed a load it cannot forward, so a longer trial
-// would lose frames. A trial without trend data (too few frames, or a
+// when some stream's latency grew through the trial (LatencyTrend.Growing)
+// or its trial ended with the DUT forwarding below the offered rate while
+// its queue grew (LatencyTrend.OverloadedAtEnd), that is, its queue absorbed
+// a load it cannot forward, so a longer trial would lose frames. A trial without trend data (too few frames, or a
 // tester that keeps none) is sustained. v carries the estimate of the rate
 // the DUT does sustain, offered/(1+slope), and the buffer used.
 func (r Result) Sustained() (ok bool, v SustainVerdict) {
@@ -437,7 +460,7 @@ func (r Result) Sustained() (ok bool, v SustainVerdict) {
 	for i := range r.Streams {
 		s := &r.Streams[i]
 		t := s.Trend
-		if !t.Growing() {
+		if !t.Growing() && !t.OverloadedAtEnd(s.OfferedFPS) {
 			v.SustainedFPS += s.OfferedFPS
 			if t != nil {
 				if ok && (!have || t.RiseNs > v.GrowthNs) {

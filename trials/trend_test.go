@@ -112,7 +112,12 @@ func TestSustainedVerdict(t *testing.T) {
 		{name: "flat at 60 kfps", s: synth{rate: 60e3, dur: 1, lat: flat(base), jitter: 20 * time.Microsecond}, want: true},
 		{name: "draining queue", s: synth{rate: 0.9 * mu, dur: 1, lat: func(t float64) float64 { return base + max(0, 0.05-0.1*t) }}, want: true},
 		{name: "rise 0.8 ms (below 1 ms)", s: synth{rate: mu, dur: 1, lat: func(t float64) float64 { return base + 0.8e-3*t }, jitter: 10 * time.Microsecond}, want: true},
-		{name: "relay 3 ms base, rise 20 ms (below 10 × base)", s: synth{rate: 5000, dur: 1, lat: func(t float64) float64 { return 3e-3 + 20e-3*t }}, want: true},
+		// Below 10 × base and never busy (half that above base): a
+		// rise of 20 ms would end busy, forwarding 2 % below the
+		// offered rate (OverloadedAtEnd).
+		{name: "relay 3 ms base, rise 14 ms (below 10 × base)", s: synth{rate: 5000, dur: 1, lat: func(t float64) float64 { return 3e-3 + 14e-3*t }}, want: true},
+		{name: "relay 3 ms base, rise 20 ms, ends busy", s: synth{rate: 5000, dur: 1, lat: func(t float64) float64 { return 3e-3 + 20e-3*t }},
+			want: false, fps: 5000 / 1.02},
 		{name: "relay 3 ms base, rise 50 ms", s: synth{rate: 5000, dur: 1, lat: func(t float64) float64 { return 3e-3 + 50e-3*t }},
 			want: false, fps: 5000 / 1.05, inRsn: "queue growing: +49.5 ms"},
 		// This VM stalls threads for 4–15 ms: a DUT stall delays the frames
@@ -160,6 +165,16 @@ func TestSustainedVerdict(t *testing.T) {
 			want: false, fps: mu * 20},
 		{name: "2 s at 0.99 R through tbf, generator stalled 70 ms at 1.7 s", s: synth{rate: 0.99 * mu * 20, dur: 2, stallAt: 1.7, stall: ms(70),
 			tbf: &tbfModel{mu: mu * 20, burst: 0.01 * mu * 20, base: base}, jitter: 20 * time.Microsecond},
+			want: true},
+		// CI on 2026-12-01 (udp, 66 kfps, 2 s at 1.009 R): the bucket
+		// and a 9 ms stall hid the overload until the last 50 ms; the
+		// whole-trial tests saw a step of 0.05 ms, the busy period the
+		// DUT forwarding 0.9 % below the offered rate.
+		{name: "2 s at 1.009 R of 66 kfps, queue from 1.85 s", s: synth{rate: 1.009 * 65756, dur: 2,
+			tbf: &tbfModel{mu: 65756, burst: 1.85 * 0.009 * 65756, base: 3e-6}, jitter: 5 * time.Microsecond},
+			want: false, fps: 65756},
+		{name: "2 s at 0.996 R of 66 kfps through tbf, generator stalled 15 ms at 1.96 s", s: synth{rate: 0.996 * 65756, dur: 2, stallAt: 1.96, stall: ms(15),
+			tbf: &tbfModel{mu: 65756, burst: 0.01 * 65756, base: 3e-6}, jitter: 5 * time.Microsecond},
 			want: true},
 		{name: "2 s at 0.99 R, catch-up burst at 95 % drained at R", s: synth{rate: 0.99 * mu, dur: 2, stallAt: 1.9, stall: ms(15),
 			lat: spike(flat(base), 1.915, ms(1), ms(15), ms(1500)), jitter: 20 * time.Microsecond}, want: true},
