@@ -113,8 +113,8 @@ func fwSearch(t *testing.T, ctx context.Context, e rfc2544.Tester, size int, lo,
 		t.Fatalf("throughput %d B: %v", size, err)
 	}
 	for _, tr := range res.Trials {
-		t.Logf("  step %d: intended %.0f offered %.0f fps, loss %.3f%%, %s %s%s", tr.Step, tr.IntendedFPS, tr.OfferedFPS,
-			tr.LossPercent, tr.Outcome, tr.TesterLimitReason, tr.Result.FlowControlReason)
+		t.Logf("  step %d: intended %.0f offered %.0f fps, loss %.3f%%, %s %s %s%s", tr.Step, tr.IntendedFPS, tr.OfferedFPS,
+			tr.LossPercent, tr.Outcome, tr.FailReason, tr.TesterLimitReason, tr.Result.FlowControlReason)
 	}
 	return res
 }

@@ -4,6 +4,7 @@ package trials_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -38,7 +39,12 @@ const trendTrial = 2 * time.Second
 // absorbs the excess, is not sustained, and its estimate offered/(1+slope)
 // is within ±5 % of the tbf rate R/(8·(F−4)); a trial at 0.9 × R is
 // sustained. Both the raw and the UDP engine (the same receiver code).
-// TREND_RATE_BPS and TREND_FRAME pin the rate and size.
+// TREND_RATE_BPS and TREND_FRAME pin the rate and size. A trial above R
+// judged sustained is rerun (up to three times, logged) when the generator
+// fell behind long enough for the DUT's bucket to bank more than half the
+// planned fill: a stall of this host then took the overload away (CI under
+// one busy CPU, 2026-12-01: 12 ms behind at 65 kfps, 1.009 × R, 80 frames
+// queued at the end for 300–600 planned).
 func TestAccuracySustainedDefaultQueue(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("TREND_SEED"); s != "" {
@@ -82,13 +88,21 @@ func TestAccuracySustainedDefaultQueue(t *testing.T) {
 	var limited []string
 	defer func() {
 		if len(limited) > 0 && !t.Failed() {
-			t.Skipf("the trial above R was tester-limited, so not judged (the tester's ceiling here, not the DUT's): %s", strings.Join(limited, "; "))
+			t.Skipf("the trial above R was tester-limited or stalled, so not judged (the tester's ceiling here, not the DUT's): %s", strings.Join(limited, "; "))
 		}
 	}()
 	for _, eng := range []struct {
 		name string
 		run  func(context.Context, trials.Spec) (trials.Result, error)
 	}{{"raw", raw.Run}, {"udp", udp.Run}} {
+		// stalled says a trial above R is not the case meant: the
+		// generator fell behind by a stall long enough for the idle DUT
+		// to bank, as tokens of its bucket (up to 10 ms at R), more than
+		// half the fill the overload was to leave queued at the end.
+		stalled := func(r trials.Result) bool {
+			lag := min(time.Duration(r.Streams[0].MaxLagNs), 10*time.Millisecond)
+			return lag.Seconds()*rFPS > fill/2
+		}
 		trial := func(fps float64) trials.Result {
 			t.Helper()
 			spec := trials.Spec{FrameSize: frame, Streams: []trials.Stream{{ID: 1, Direction: trials.AtoB}},
@@ -104,7 +118,17 @@ func TestAccuracySustainedDefaultQueue(t *testing.T) {
 				}
 				logTrend(t, eng.name, rFPS, r)
 				// Rerun only a trial the engine marks transiently
-				// limited (a stall of this host), never another.
+				// limited (a stall of this host), or one above R
+				// whose stall let the DUT bank the overload (both
+				// logged), never another.
+				if fps > rFPS && stalled(r) && try < 2 {
+					if ok, _ := r.Sustained(); !ok {
+						break // judged not sustained all the same
+					}
+					t.Logf("%s: rerun: the generator fell %v behind, %.0f frames of bucket at R against a planned fill of %.0f",
+						eng.name, time.Duration(r.Streams[0].MaxLagNs), min(float64(r.Streams[0].MaxLagNs)/1e9, 0.01)*rFPS, fill)
+					continue
+				}
 				if !r.TesterLimited || !r.TesterLimitTransient || try == 2 {
 					break
 				}
@@ -143,6 +167,11 @@ func TestAccuracySustainedDefaultQueue(t *testing.T) {
 		// end, forwarding below the offered rate.
 		if over, why := above.Overloaded(); ok && s.Lost > 0 && over {
 			t.Logf("%s: lost %d; %s", eng.name, s.Lost, why)
+			continue
+		}
+		if ok && stalled(above) {
+			limited = append(limited, fmt.Sprintf("%s: three trials above R met stalls of the generator (the last %v) that let the DUT's bucket absorb the overload",
+				eng.name, time.Duration(s.MaxLagNs)))
 			continue
 		}
 		if ok {
