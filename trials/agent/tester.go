@@ -339,6 +339,7 @@ func (t *Tester) run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 			r.Latency, r.TaggedLatencyNs = trials.LatencySummary{}, -1
 			if rt, ok := rttByID[s.ID]; ok {
 				r.Latency, r.TaggedLatencyNs = rt.Latency, rt.TaggedLatencyNs
+				r.Trend = roundTripTrend(rt.Trend)
 			}
 		} else {
 			r = rxByID[s.ID]
@@ -406,4 +407,22 @@ func joinNonEmpty(a, b string) string {
 		return b
 	}
 	return a + "; " + b
+}
+
+// roundTripTrend is the latency trend of a stream's reflected frames, for
+// the sustained-rate verdict (trials.Result.Sustained): without it a queue
+// that grew through a forward trial in round-trip mode went unseen, and a
+// search through a DUT with a 1000-frame queue passed 104 % of its rate
+// (TestAgentMatchesLocalShaped). The round trip crosses the A->B queue, so
+// its growth shows; the reflected frames are a sample at a capped rate (a
+// token bucket in time, not every k-th frame), so their count says nothing
+// of the rate the DUT forwarded: ForwardedFPS is cleared, and the verdict
+// estimates that rate from the slope.
+func roundTripTrend(t *trials.LatencyTrend) *trials.LatencyTrend {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.ForwardedFPS = 0
+	return &c
 }

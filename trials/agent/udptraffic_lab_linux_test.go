@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/internal/nsutil"
-	"github.com/rfc2544/rfc2544/internal/pending"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/rfc2544"
@@ -64,11 +63,14 @@ func labTester(t *testing.T, st *lab.State, c *agent.Client, reverse bool) *agen
 // a trial spoiled by a stall of this host is run again by the search itself
 // (Plan.Trial.Retries, transient limits only); a search that still ends
 // tester-limited fails. R is 52 % of the 100 Mbit/s nominal line, so the
-// resolution of 0.25 points is 0.5 % of R.
+// resolution of 0.25 points is 0.5 % of R. The DUT has the lab's default
+// queue (1000 packets) and bucket (10 ms), as a user's run has: through a
+// 50-packet queue a catch-up after a 3-16 ms stall of this VM overflowed it
+// below R trial after trial (CI on 2026-12-01: tester-limited in 3 of 3
+// runs); a load above R is caught by its queue growing.
 func TestAgentMatchesLocalShaped(t *testing.T) {
-	pending.Skip(t, 18, "through a 50-packet queue a 3-16 ms stall of this VM's generators (controller or agent) overflows the DUT near R, retry after retry: CI on 2026-12-01 ended a search tester-limited in 3 of 3 runs (local forward 98.96 % and 99.2 % of R, agent bidirectional 98.18 %, each 'generator fell 8-11 ms behind schedule ... enough to explain the 12-40 lost'); TestRunAgentOneWay, through the lab's default queue, passes. The test also took 219 s of CI's 15 minutes")
 	const rateBps, size = 50e6, 512
-	sh := lab.Shaping{RateBps: rateBps, BurstBytes: 3100, LimitPackets: 50}
+	sh := lab.Shaping{RateBps: rateBps} // the lab's default queue and bucket
 	st := labtest.New(t, lab.Config{AtoB: sh, BtoA: sh})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
