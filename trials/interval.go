@@ -175,7 +175,7 @@ type sampler struct {
 	b     intervalBuilder
 	stop  chan struct{}
 	done  chan struct{}
-	// partial marks the periodic intervals Partial (HalfIntervals).
+	// partial marks the periodic intervals Partial (halfIntervals).
 	partial bool
 }
 

@@ -4,23 +4,23 @@ package trials
 
 import "time"
 
-// HalfIntervals reports the intervals of a two-host trial from the halves
+// halfIntervals reports the intervals of a two-host trial from the halves
 // running on this host (Spec.OnInterval, every IntervalPeriod): what its
 // send half sent and its receive half received, marked Partial, then a
 // final interval with the trial's totals from both hosts.
-type HalfIntervals struct {
+type halfIntervals struct {
 	s     *sampler
 	tx    *UDPSend
 	rx    *UDPReceive
 	ended bool
 }
 
-// StartHalfIntervals starts reporting the intervals of the trial whose
+// startHalfIntervals starts reporting the intervals of the trial whose
 // traffic started at start, from this host's send half tx and receive
 // half rx (either may be nil; rx counts only if it was started with this
 // spec's OnInterval set). It returns nil, which does nothing, when spec
 // has no OnInterval.
-func StartHalfIntervals(spec Spec, start time.Time, tx *UDPSend, rx *UDPReceive) *HalfIntervals {
+func startHalfIntervals(spec Spec, start time.Time, tx *UDPSend, rx *UDPReceive) *halfIntervals {
 	if spec.OnInterval == nil {
 		return nil
 	}
@@ -34,13 +34,13 @@ func StartHalfIntervals(spec Spec, start time.Time, tx *UDPSend, rx *UDPReceive)
 	if rx != nil {
 		rxs[0] = rx.t
 	}
-	return &HalfIntervals{s: startSamplerOf(spec, start, states, rxs, true), tx: tx, rx: rx}
+	return &halfIntervals{s: startSamplerOf(spec, start, states, rxs, true), tx: tx, rx: rx}
 }
 
 // Finish stops the periodic intervals and reports the final one: res is
 // the trial's result, both hosts' counts merged, so the intervals add up
 // to its streams' Sent and Received.
-func (h *HalfIntervals) Finish(res Result) {
+func (h *halfIntervals) Finish(res Result) {
 	if h == nil || h.ended {
 		return
 	}
@@ -69,7 +69,7 @@ func (h *HalfIntervals) Finish(res Result) {
 // Stop stops the periodic intervals without a final one (a trial that
 // failed); after Finish it does nothing. Finish and Stop are called from
 // the trial's goroutine.
-func (h *HalfIntervals) Stop() {
+func (h *halfIntervals) Stop() {
 	if h == nil || h.ended {
 		return
 	}

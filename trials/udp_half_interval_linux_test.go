@@ -40,7 +40,7 @@ func TestHalfIntervalsSumToTotals(t *testing.T) {
 		rx.Stop(nil)
 		t.Fatal(err)
 	}
-	h := StartHalfIntervals(spec, start, tx, rx)
+	h := startHalfIntervals(spec, start, tx, rx)
 	<-tx.Done()
 	time.Sleep(spec.Settle)
 	sr, err := tx.Stop()

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"time"
 )
 
 var errUDPHalf = fmt.Errorf("the two-host UDP transport needs Linux: %w on %s", ErrNotSupported, runtime.GOOS)
@@ -40,15 +39,3 @@ func (u *UDPSend) Done() <-chan struct{} { c := make(chan struct{}); close(c); r
 
 // Stop stops sending.
 func (u *UDPSend) Stop() (UDPSendResult, error) { return UDPSendResult{}, errUDPHalf }
-
-// HalfIntervals reports a two-host trial's intervals (Linux only).
-type HalfIntervals struct{}
-
-// StartHalfIntervals needs Linux: it returns nil, which does nothing.
-func StartHalfIntervals(Spec, time.Time, *UDPSend, *UDPReceive) *HalfIntervals { return nil }
-
-// Finish does nothing.
-func (h *HalfIntervals) Finish(Result) {}
-
-// Stop does nothing.
-func (h *HalfIntervals) Stop() {}
