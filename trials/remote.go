@@ -75,6 +75,10 @@ type RemoteResult struct {
 	// frames).
 	TesterLimited     bool
 	TesterLimitReason string
+	// Reflected counts the frames port B reflected to port A.
+	Reflected uint64
+	// Paths are port B's kernel paths.
+	Paths Paths
 }
 
 // RemoteConfig configures a RemoteEngine: port A's sockets here. The zero
@@ -190,4 +194,15 @@ func mergeRemote(oneWay bool, id uint64, local Result, remote RemoteResult) (Res
 		out.TesterLimited, out.TesterLimitReason = true, reason
 	}
 	return out, nil
+}
+
+// streamsOf is spec's streams of direction d, in Spec order.
+func streamsOf(spec Spec, d Direction) []Stream {
+	var out []Stream
+	for _, s := range spec.Streams {
+		if s.Direction == d {
+			out = append(out, s)
+		}
+	}
+	return out
 }

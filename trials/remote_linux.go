@@ -27,7 +27,7 @@ func (e *RemoteEngine) Run(ctx context.Context, spec Spec) (Result, error) {
 	if !local.IsValid() || peer.Is6() != spec.IPv6 {
 		return res, fmt.Errorf("trial ipv6=%v: the agent is reached at %v; for this family connect to the agent's address of that family", spec.IPv6, peer)
 	}
-	half := UDPHalfConfig{Namespace: e.cfg.Local.Namespace, SocketBuffer: e.cfg.SocketBuffer, Batch: e.cfg.Batch,
+	half := udpHalfConfig{Namespace: e.cfg.Local.Namespace, SocketBuffer: e.cfg.SocketBuffer, Batch: e.cfg.Batch,
 		TesterLimitTolerance: e.cfg.TesterLimitTolerance, MaxLag: e.cfg.MaxLag}
 	ab, ba := streamsOf(spec, AtoB), streamsOf(spec, BtoA)
 	ready, err := e.r.Setup(ctx, RemoteTrial{ID: id, Spec: spec, Port: e.cfg.Local.Port, RoundTrip: !e.cfg.OneWay && len(ab) > 0})
@@ -37,8 +37,8 @@ func (e *RemoteEngine) Run(ctx context.Context, spec Spec) (Result, error) {
 	roundTrip := ready.Reflect && len(ab) > 0
 	runID := ready.RunID
 
-	var tx *UDPSend
-	var rx *UDPReceive
+	var tx *udpSend
+	var rx *udpReceive
 	abort := func(err error) (Result, error) {
 		if tx != nil {
 			tx.Stop()
@@ -61,7 +61,7 @@ func (e *RemoteEngine) Run(ctx context.Context, spec Spec) (Result, error) {
 	sendCtx, cancelSend := context.WithCancel(ctx)
 	defer cancelSend()
 	if len(ab) > 0 {
-		tx, err = StartUDPSend(sendCtx, half, spec, runID, ab, UDPSendOptions{
+		tx, err = startUDPSend(sendCtx, half, spec, runID, ab, udpSendOptions{
 			Src: local, Dst: netip.AddrPortFrom(peer, ready.Port)})
 		if err != nil {
 			return abort(fmt.Errorf("local sender: %w", err))
@@ -69,11 +69,11 @@ func (e *RemoteEngine) Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	// The receiver for B->A streams and reflected frames.
 	if len(ba) > 0 || roundTrip {
-		opt := UDPReceiveOptions{Listen: netip.AddrPortFrom(local, e.cfg.Local.Port), From: peer, Tx: tx}
+		opt := udpReceiveOptions{Listen: netip.AddrPortFrom(local, e.cfg.Local.Port), From: peer, Tx: tx}
 		if roundTrip {
 			opt.RoundTrip = ab
 		}
-		if rx, err = StartUDPReceive(half, spec, runID, ba, opt); err != nil {
+		if rx, err = startUDPReceive(half, spec, runID, ba, opt); err != nil {
 			return abort(fmt.Errorf("local receiver: %w", err))
 		}
 	}
@@ -219,17 +219,6 @@ func (e *RemoteEngine) Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	ivs.Finish(out)
 	return out, nil
-}
-
-// streamsOf is spec's streams of direction d, in Spec order.
-func streamsOf(spec Spec, d Direction) []Stream {
-	var out []Stream
-	for _, s := range spec.Streams {
-		if s.Direction == d {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 func joinNonEmpty(a, b string) string {

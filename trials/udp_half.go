@@ -5,11 +5,11 @@ import (
 	"time"
 )
 
-// UDPHalfConfig is one host's half of a two-host UDP trial: the sockets of
-// one tester port whose peer runs on another host (package trials/agent
-// pairs a controller's port A with a remote agent's port B). The zero value
+// udpHalfConfig is one host's half of a two-host UDP trial: the sockets of
+// one tester port whose peer runs on another host (RemoteEngine's port A,
+// RemotePort's port B). The zero value
 // of every field is a documented default.
-type UDPHalfConfig struct {
+type udpHalfConfig struct {
 	// Namespace is the network namespace the sockets are opened in (as
 	// under /run/netns; needs root). Empty means the caller's namespace.
 	Namespace string
@@ -23,7 +23,7 @@ type UDPHalfConfig struct {
 	MaxLag               time.Duration
 }
 
-func (c UDPHalfConfig) withDefaults() UDPHalfConfig {
+func (c udpHalfConfig) withDefaults() udpHalfConfig {
 	if c.SocketBuffer <= 0 {
 		c.SocketBuffer = DefaultUDPSocketBuffer
 	}
@@ -34,10 +34,10 @@ func (c UDPHalfConfig) withDefaults() UDPHalfConfig {
 	return c
 }
 
-// UDPReceiveOptions says what a UDPReceive counts and where it reflects.
-type UDPReceiveOptions struct {
+// udpReceiveOptions says what a udpReceive counts and where it reflects.
+type udpReceiveOptions struct {
 	// Listen is the address the receive socket binds to; port zero picks
-	// a free port (UDPReceive.Port says which).
+	// a free port (udpReceive.Port says which).
 	Listen netip.AddrPort
 	// From, when valid, is the only source address whose datagrams are
 	// counted or reflected; datagrams from anywhere else are ignored.
@@ -51,26 +51,26 @@ type UDPReceiveOptions struct {
 	ReflectFPS float64
 	// RoundTrip lists streams this port sent whose reflected copies come
 	// back to it: their latency (receive time minus the original transmit
-	// stamp) is the round trip, reported in UDPReceiveResult.RoundTrip.
-	// The tagged frame of each is the one its UDPSend tagged.
+	// stamp) is the round trip, reported in udpReceiveResult.RoundTrip.
+	// The tagged frame of each is the one its udpSend tagged.
 	RoundTrip []Stream
-	// Tx is the UDPSend of the RoundTrip streams (it knows which frame was
+	// Tx is the udpSend of the RoundTrip streams (it knows which frame was
 	// tagged); nil when there are none.
-	Tx *UDPSend
+	Tx *udpSend
 }
 
-// UDPReceiveResult is what a UDPReceive counted.
-type UDPReceiveResult struct {
+// udpReceiveResult is what a udpReceive counted.
+type udpReceiveResult struct {
 	// Streams holds the receive counters of each counted stream (in the
-	// order given to StartUDPReceive): Received, Lost, Reordered,
+	// order given to startUDPReceive): Received, Lost, Reordered,
 	// Duplicate, Late, LastLossNs, latency; Sent is what the sender
 	// reported (Stop's sent).
 	Streams []StreamResult
-	// RoundTrip holds, per UDPReceiveOptions.RoundTrip stream, the latency
+	// RoundTrip holds, per udpReceiveOptions.RoundTrip stream, the latency
 	// of its reflected frames: Latency and TaggedLatencyNs are round
 	// trips, Received counts the reflected frames timed.
 	RoundTrip []StreamResult
-	// Reflected counts frames sent back to UDPReceiveOptions.Reflect.
+	// Reflected counts frames sent back to udpReceiveOptions.Reflect.
 	Reflected uint64
 	// KernelDrops counts datagrams the socket dropped in the kernel.
 	KernelDrops uint64
@@ -78,8 +78,8 @@ type UDPReceiveResult struct {
 	Paths Paths
 }
 
-// UDPSendOptions says where a UDPSend sends and within which limits.
-type UDPSendOptions struct {
+// udpSendOptions says where a udpSend sends and within which limits.
+type udpSendOptions struct {
 	// Src is the local source address; the zero Addr lets the kernel
 	// choose it.
 	Src netip.Addr
@@ -94,8 +94,8 @@ type UDPSendOptions struct {
 	Deadline time.Time
 }
 
-// UDPSendResult is what a UDPSend sent.
-type UDPSendResult struct {
+// udpSendResult is what a udpSend sent.
+type udpSendResult struct {
 	// Streams holds the send counters of each stream (Sent, IntendedFPS,
 	// OfferedFPS, TxSeconds, MaxLagNs), in the order given.
 	Streams []StreamResult

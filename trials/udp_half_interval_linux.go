@@ -10,8 +10,8 @@ import "time"
 // final interval with the trial's totals from both hosts.
 type halfIntervals struct {
 	s     *sampler
-	tx    *UDPSend
-	rx    *UDPReceive
+	tx    *udpSend
+	rx    *udpReceive
 	ended bool
 }
 
@@ -20,7 +20,7 @@ type halfIntervals struct {
 // half rx (either may be nil; rx counts only if it was started with this
 // spec's OnInterval set). It returns nil, which does nothing, when spec
 // has no OnInterval.
-func startHalfIntervals(spec Spec, start time.Time, tx *UDPSend, rx *UDPReceive) *halfIntervals {
+func startHalfIntervals(spec Spec, start time.Time, tx *udpSend, rx *udpReceive) *halfIntervals {
 	if spec.OnInterval == nil {
 		return nil
 	}

@@ -29,13 +29,13 @@ func TestHalfIntervalsSumToTotals(t *testing.T) {
 			mu.Unlock()
 		}}
 	lo := netip.MustParseAddr("127.0.0.1")
-	cfg := UDPHalfConfig{SocketBuffer: 4 << 20}
-	rx, err := StartUDPReceive(cfg, spec, 7, spec.Streams, UDPReceiveOptions{Listen: netip.AddrPortFrom(lo, 0), From: lo})
+	cfg := udpHalfConfig{SocketBuffer: 4 << 20}
+	rx, err := startUDPReceive(cfg, spec, 7, spec.Streams, udpReceiveOptions{Listen: netip.AddrPortFrom(lo, 0), From: lo})
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	tx, err := StartUDPSend(t.Context(), cfg, spec, 7, spec.Streams, UDPSendOptions{Src: lo, Dst: netip.AddrPortFrom(lo, rx.Port())})
+	tx, err := startUDPSend(t.Context(), cfg, spec, 7, spec.Streams, udpSendOptions{Src: lo, Dst: netip.AddrPortFrom(lo, rx.Port())})
 	if err != nil {
 		rx.Stop(nil)
 		t.Fatal(err)
@@ -94,7 +94,7 @@ func TestHalfIntervalsSkipEchoes(t *testing.T) {
 	spec := Spec{FrameSize: 128, Streams: []Stream{{ID: 1, Direction: AtoB}, {ID: 2, Direction: BtoA}}, RateFPS: 1000, Duration: time.Second,
 		OnInterval: func(Interval) {}}
 	src := netip.MustParseAddr("127.0.0.1")
-	u, err := StartUDPReceive(UDPHalfConfig{SocketBuffer: 1 << 20}, spec, 5, spec.Streams[1:], UDPReceiveOptions{
+	u, err := startUDPReceive(udpHalfConfig{SocketBuffer: 1 << 20}, spec, 5, spec.Streams[1:], udpReceiveOptions{
 		Listen: netip.MustParseAddrPort("127.0.0.1:0"), From: src, RoundTrip: spec.Streams[:1],
 	})
 	if err != nil {

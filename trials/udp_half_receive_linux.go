@@ -19,10 +19,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// UDPReceive is one running receive half: a UDP socket counting some
+// udpReceive is one running receive half: a UDP socket counting some
 // streams of one trial (and reflecting their frames, for round-trip
 // latency), until Stop.
-type UDPReceive struct {
+type udpReceive struct {
 	r       *udpReceiver
 	names   [][unix.SizeofSockaddrInet6]byte
 	from    netip.Addr
@@ -45,9 +45,9 @@ type UDPReceive struct {
 	foreignSrc uint64
 }
 
-// StartUDPReceive opens a receive socket on opt.Listen and counts the
+// startUDPReceive opens a receive socket on opt.Listen and counts the
 // streams recv of spec, whose frames carry run id runID, until Stop.
-func StartUDPReceive(cfg UDPHalfConfig, spec Spec, runID uint8, recv []Stream, opt UDPReceiveOptions) (*UDPReceive, error) {
+func startUDPReceive(cfg udpHalfConfig, spec Spec, runID uint8, recv []Stream, opt udpReceiveOptions) (*udpReceive, error) {
 	cfg = cfg.withDefaults()
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func StartUDPReceive(cfg UDPHalfConfig, spec Spec, runID uint8, recv []Stream, o
 			return nil, fmt.Errorf("udp receive: source filter for %v: %w", opt.From, err)
 		}
 	}
-	u := &UDPReceive{r: r, from: opt.From, spec: spec, reflect: opt.Reflect, reflectFPS: opt.ReflectFPS, done: make(chan struct{})}
+	u := &udpReceive{r: r, from: opt.From, spec: spec, reflect: opt.Reflect, reflectFPS: opt.ReflectFPS, done: make(chan struct{})}
 	u.names = make([][unix.SizeofSockaddrInet6]byte, len(r.hdrs))
 	for i := range r.hdrs {
 		r.hdrs[i].hdr.Name = &u.names[i][0]
@@ -115,11 +115,11 @@ func StartUDPReceive(cfg UDPHalfConfig, spec Spec, runID uint8, recv []Stream, o
 }
 
 // Port is the UDP port the socket is bound to.
-func (u *UDPReceive) Port() uint16 {
+func (u *udpReceive) Port() uint16 {
 	return u.r.conn.LocalAddr().(*net.UDPAddr).AddrPort().Port()
 }
 
-func (u *UDPReceive) run() {
+func (u *udpReceive) run() {
 	defer close(u.done)
 	r := u.r
 	runtime.LockOSThread()
@@ -133,7 +133,7 @@ func (u *UDPReceive) run() {
 }
 
 // source is the source address of datagram i of the batch.
-func (u *UDPReceive) source(i int) netip.Addr {
+func (u *udpReceive) source(i int) netip.Addr {
 	b := &u.names[i]
 	switch (*unix.RawSockaddr)(unsafe.Pointer(&b[0])).Family {
 	case unix.AF_INET:
@@ -148,7 +148,7 @@ func (u *UDPReceive) source(i int) netip.Addr {
 
 // process counts (and reflects) the first n datagrams of the batch. It does
 // not allocate.
-func (u *UDPReceive) process(n int) {
+func (u *udpReceive) process(n int) {
 	r := u.r
 	for i := 0; i < n; i++ {
 		if u.from.IsValid() && u.source(i) != u.from {
@@ -184,7 +184,7 @@ const reflectTagWindow = 32
 // the tagged frame's round trip is timed at any rate: the bucket then goes
 // into debt (at most 2·reflectTagWindow+1 frames, once per trial), which
 // later frames repay, so the average stays within ReflectFPS.
-func (u *UDPReceive) reflectOne(b []byte, ts int64) {
+func (u *udpReceive) reflectOne(b []byte, ts int64) {
 	sig, err := framing.DecodeSignature(b)
 	if err != nil || sig.RunID != u.t.runID || u.t.lookup(sig.StreamID) == nil {
 		return
@@ -208,10 +208,10 @@ func (u *UDPReceive) reflectOne(b []byte, ts int64) {
 // Stop stops receiving and returns the counters. sent holds what the
 // sender sent per stream ID (nil: unknown; Lost is then zero). Frames the
 // socket holds when Stop is called are counted first.
-func (u *UDPReceive) Stop(sent map[uint16]uint64) (UDPReceiveResult, error) {
+func (u *udpReceive) Stop(sent map[uint16]uint64) (udpReceiveResult, error) {
 	err := u.r.conn.SetReadDeadline(time.Now())
 	<-u.done
-	res := UDPReceiveResult{Reflected: u.reflected, Paths: Paths{Transport: "udp", RX: "recvmmsg", Timestamps: "kernel-sw"}}
+	res := udpReceiveResult{Reflected: u.reflected, Paths: Paths{Transport: "udp", RX: "recvmmsg", Timestamps: "kernel-sw"}}
 	if !u.r.tsSeen {
 		res.Paths.Timestamps = "none"
 	}

@@ -13,25 +13,25 @@ import (
 	"github.com/rfc2544/rfc2544/framing"
 )
 
-// UDPSend is one running send half: the streams of one port of a trial,
+// udpSend is one running send half: the streams of one port of a trial,
 // sent to one destination, until they end, Stop, the deadline, or the
 // context's end.
-type UDPSend struct {
+type udpSend struct {
 	streams []*udpStreamTx
 	spec    Spec
-	cfg     UDPHalfConfig
+	cfg     udpHalfConfig
 	stop    atomic.Bool
 	done    chan struct{}
 	err     error
 	once    sync.Once
-	res     UDPSendResult
+	res     udpSendResult
 }
 
-// StartUDPSend opens one connected send socket per flow of each stream in
+// startUDPSend opens one connected send socket per flow of each stream in
 // send, sends one learning datagram per flow, and starts sending the
 // streams (after spec.Learning, at least 20 ms) to opt.Dst with run id
 // runID. It returns at once.
-func StartUDPSend(ctx context.Context, cfg UDPHalfConfig, spec Spec, runID uint8, send []Stream, opt UDPSendOptions) (*UDPSend, error) {
+func startUDPSend(ctx context.Context, cfg udpHalfConfig, spec Spec, runID uint8, send []Stream, opt udpSendOptions) (*udpSend, error) {
 	cfg = cfg.withDefaults()
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -65,7 +65,7 @@ func StartUDPSend(ctx context.Context, cfg UDPHalfConfig, spec Spec, runID uint8
 		proto = framing.IPv6UDP
 	}
 	payloadLen := framing.UDPPayloadSize(spec.FrameSize, proto, false)
-	u := &UDPSend{spec: spec, cfg: cfg, done: make(chan struct{})}
+	u := &udpSend{spec: spec, cfg: cfg, done: make(chan struct{})}
 	for _, s := range send {
 		st := newStreamState(s)
 		st.pacer = trialPacer(spec, cfg.Batch, false)
@@ -128,19 +128,19 @@ func StartUDPSend(ctx context.Context, cfg UDPHalfConfig, spec Spec, runID uint8
 	return u, nil
 }
 
-func (u *UDPSend) close() {
+func (u *udpSend) close() {
 	for _, s := range u.streams {
 		s.close()
 	}
 }
 
 // Done is closed when the sender has stopped and closed its sockets.
-func (u *UDPSend) Done() <-chan struct{} { return u.done }
+func (u *udpSend) Done() <-chan struct{} { return u.done }
 
 // Stop stops sending, if it has not stopped already, waits for the sender
 // to finish (one batch at most) and returns the counters. It may be called
 // more than once.
-func (u *UDPSend) Stop() (UDPSendResult, error) {
+func (u *udpSend) Stop() (udpSendResult, error) {
 	u.stop.Store(true)
 	<-u.done
 	u.once.Do(func() {

@@ -19,8 +19,9 @@ type TesterConfig struct {
 	// Addr must be the address the agent sees the control connection come
 	// from: the agent sends only there.
 	Local trials.UDPPortConfig
-	// Half holds the sockets' buffers and tester-limit rules.
-	Half trials.UDPHalfConfig
+	// Half holds the sockets' buffers and tester-limit rules, as an
+	// agent's port has them; its Namespace is ignored (Local's is used).
+	Half trials.RemotePort
 	// Latency is the latency mode; empty means LatencyRoundTrip.
 	// LatencyOneWay needs an agent started with --clock-sync ptp.
 	Latency LatencyMode
