@@ -97,13 +97,15 @@
 //	e, err := trials.NewRemote(trials.RemoteConfig{Local: a}, remote) // port B elsewhere
 //	res, err := e.Run(ctx, spec)                                     // same Spec, same Result
 //
-// A RemoteEngine runs port A's UDP sockets here and drives port B on
-// another host through a Remote (set up, start, stop; package trials/agent's
-// Client over its control connection), then merges both hosts' counters
-// into one Result (remote.go, remote_linux.go; the sequence is still its
-// own, not yet under trial_linux.go's). On the far host, RemotePort is
-// port B's sockets: Receive counts (and reflects) the A->B streams, Send
-// sends the B->A ones, to and from port A's address only.
+// A RemoteEngine is a transport under the one trial skeleton whose port B
+// runs on another host: port A's UDP sockets here (the one pace loop),
+// port B driven through a Remote (set up at learning, started before
+// traffic, stopped with port A's sent counts after the settle wait;
+// package trials/agent's Client over its control connection), both hosts'
+// counters merged into one Result (remote.go, remote_linux.go). On the far
+// host, RemotePort is port B's sockets: Receive counts (and reflects) the
+// A->B streams, Send sends the B->A ones, to and from port A's address
+// only.
 //
 // # Safety and portability
 //

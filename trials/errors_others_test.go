@@ -37,6 +37,8 @@ func TestNotSupported(t *testing.T) {
 	check("RemotePort.Receive", err)
 	_, err = RemotePort{}.Send(ctx, Spec{}, 1, RemoteSend{})
 	check("RemotePort.Send", err)
+	_, err = NewRemote(RemoteConfig{}, nil)
+	check("NewRemote", err)
 	_, err = (&RemoteEngine{}).Run(ctx, Spec{})
 	check("RemoteEngine.Run", err)
 	_, err = ReadPause("", "eth0")

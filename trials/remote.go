@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"sync"
 	"time"
 )
 
@@ -102,29 +101,6 @@ type RemoteConfig struct {
 	// latency is the round trip of frames port B reflects, and B->A
 	// streams carry none.
 	OneWay bool
-}
-
-// RemoteEngine runs two-host trials: port A's UDP sockets on this host and
-// port B through a Remote. A->B streams are a local sender and port B's
-// receiver, B->A streams port B's sender and a local receiver, a
-// bidirectional trial both; the results of both hosts are merged into one
-// Result. It implements rfc2544.Tester; Run calls queue.
-type RemoteEngine struct {
-	cfg RemoteConfig
-	r   Remote
-	mu  sync.Mutex
-	id  uint64
-}
-
-// NewRemote returns a RemoteEngine driving r as port B.
-func NewRemote(cfg RemoteConfig, r Remote) (*RemoteEngine, error) {
-	if cfg.Local.Port == 0 {
-		cfg.Local.Port = DefaultUDPPort
-	}
-	if err := validateLimits("", 0, cfg.TesterLimitTolerance); err != nil {
-		return nil, err
-	}
-	return &RemoteEngine{cfg: cfg, r: r}, nil
 }
 
 // mergeRemote combines port A's side of a two-host trial with port B's

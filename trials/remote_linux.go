@@ -6,194 +6,406 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/internal/wait"
 )
 
-// Run runs one trial across the two hosts. When port B is lost during it,
-// Run fails with an error wrapping Remote.Err.
-func (e *RemoteEngine) Run(ctx context.Context, spec Spec) (Result, error) {
-	res := Result{Spec: spec}
-	if err := spec.Validate(); err != nil {
-		return res, err
+// RemoteEngine runs two-host trials: port A's UDP sockets on this host and
+// port B through a Remote. A->B streams are a local sender and port B's
+// receiver, B->A streams port B's sender and a local receiver, a
+// bidirectional trial both; the results of both hosts are merged into one
+// Result. It implements rfc2544.Tester; Run calls queue.
+type RemoteEngine struct {
+	engineState
+	cfg   RemoteConfig
+	r     Remote
+	mu    sync.Mutex // one Run at a time, through its result
+	id    uint64     // the last trial's
+	trial *remoteTrial
+	// failed is why the last trial has no counters from port B (lost,
+	// or its Stop failed); mergeErr why they did not merge.
+	failed, mergeErr error
+}
+
+// NewRemote returns a RemoteEngine driving r as port B.
+func NewRemote(cfg RemoteConfig, r Remote) (*RemoteEngine, error) {
+	if cfg.Local.Port == 0 {
+		cfg.Local.Port = DefaultUDPPort
 	}
+	if err := validateLimits("", 0, cfg.TesterLimitTolerance); err != nil {
+		return nil, err
+	}
+	return &RemoteEngine{engineState: engineState{name: "remote engine"}, cfg: cfg, r: r}, nil
+}
+
+// Run runs one trial across the two hosts, through the one trial skeleton
+// (runTransport): port A is this host's UDP sockets, port B the Remote.
+// When port B is lost during the trial, or its Stop fails, Run returns the
+// Spec without counters and an error wrapping Remote.Err (or Stop's
+// error): a trial without port B's counters cannot be judged.
+func (e *RemoteEngine) Run(ctx context.Context, spec Spec) (Result, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.id++
-	id := e.id
-	local, peer := e.cfg.Local.Addr, e.r.Addr().Unmap()
+	e.failed, e.mergeErr = nil, nil
+	res, err := runTransport(ctx, e, spec, false)
+	if e.failed != nil {
+		return Result{Spec: spec, Start: res.Start}, e.failed
+	}
+	if err == nil {
+		err = e.mergeErr
+	}
+	return res, err
+}
+
+// remoteTrial is a RemoteEngine's per-trial state.
+type remoteTrial struct {
+	ctx       context.Context // the trial's: for port B's calls
+	spec      Spec
+	id        uint64
+	local     netip.Addr
+	peer      netip.Addr
+	ready     RemoteReady
+	set       bool // port B was set up and not yet stopped
+	roundTrip bool
+	payload   int
+	tx        []*udpStreamTx // port A's A->B streams
+	rx        *udpReceive    // port A's receiver: B->A streams and reflected frames; nil when none
+	rxLive    bool           // rx's loop is running
+	rxs       [2]*rxTrial
+	startNs   int64 // when port B was told to start
+
+	watch    sync.Once
+	watching sync.WaitGroup
+	ended    chan struct{} // closed when traffic and the settle wait are over
+	lostCh   chan struct{} // closed when port B was lost during traffic
+	lost     error
+
+	remote RemoteResult
+	have   bool // remote holds port B's counters
+}
+
+var (
+	_ transport = (*RemoteEngine)(nil)
+	_ peerRun   = (*RemoteEngine)(nil)
+)
+
+func (e *RemoteEngine) engine() *engineState { return &e.engineState }
+
+func (e *RemoteEngine) half() udpHalfConfig {
+	return udpHalfConfig{Namespace: e.cfg.Local.Namespace, SocketBuffer: e.cfg.SocketBuffer, Batch: e.cfg.Batch,
+		TesterLimitTolerance: e.cfg.TesterLimitTolerance, MaxLag: e.cfg.MaxLag}.withDefaults()
+}
+
+func (e *RemoteEngine) rules() trialRules {
+	h := e.half()
+	return trialRules{tol: h.TesterLimitTolerance, maxLag: h.MaxLag, batch: h.Batch, partialIntervals: true}
+}
+
+func (e *RemoteEngine) portName(i int) string { return []string{"udp port A", "the agent's port B"}[i] }
+
+// prepare refuses, before port B hears of it, a trial port A cannot carry:
+// its IP family, its frame size (against the MTU of the local interface)
+// and its flows.
+func (e *RemoteEngine) prepare(spec Spec) error {
+	t := &remoteTrial{spec: spec, ended: make(chan struct{}), lostCh: make(chan struct{})}
+	e.trial = t
+	t.local, t.peer = e.cfg.Local.Addr, e.r.Addr().Unmap()
 	if spec.IPv6 {
-		local = e.cfg.Local.Addr6
+		t.local = e.cfg.Local.Addr6
 	}
-	if !local.IsValid() || peer.Is6() != spec.IPv6 {
-		return res, fmt.Errorf("trial ipv6=%v: the agent is reached at %v; for this family connect to the agent's address of that family", spec.IPv6, peer)
+	if !t.local.IsValid() || t.peer.Is6() != spec.IPv6 {
+		return fmt.Errorf("trial ipv6=%v: the agent is reached at %v; for this family connect to the agent's address of that family", spec.IPv6, t.peer)
 	}
-	half := udpHalfConfig{Namespace: e.cfg.Local.Namespace, SocketBuffer: e.cfg.SocketBuffer, Batch: e.cfg.Batch,
-		TesterLimitTolerance: e.cfg.TesterLimitTolerance, MaxLag: e.cfg.MaxLag}
-	ab, ba := streamsOf(spec, AtoB), streamsOf(spec, BtoA)
-	ready, err := e.r.Setup(ctx, RemoteTrial{ID: id, Spec: spec, Port: e.cfg.Local.Port, RoundTrip: !e.cfg.OneWay && len(ab) > 0})
-	if err != nil {
-		return res, fmt.Errorf("agent trial setup: %w", err)
+	ns := e.cfg.Local.Namespace
+	if ab := streamsOf(spec, AtoB); len(ab) > 0 {
+		if err := checkHalf(ns, spec, ab, t.local, "udp send"); err != nil {
+			return fmt.Errorf("local sender: %w", err)
+		}
 	}
-	roundTrip := ready.Reflect && len(ab) > 0
-	runID := ready.RunID
+	if err := checkHalf(ns, spec, streamsOf(spec, BtoA), t.local, "udp receive"); err != nil {
+		return fmt.Errorf("local receiver: %w", err)
+	}
+	proto := framing.IPv4UDP
+	if spec.IPv6 {
+		proto = framing.IPv6UDP
+	}
+	t.payload = framing.UDPPayloadSize(spec.FrameSize, proto, false)
+	return nil
+}
 
-	var tx *udpSend
-	var rx *udpReceive
-	abort := func(err error) (Result, error) {
-		if tx != nil {
-			tx.Stop()
-		}
-		if rx != nil {
-			rx.Stop(nil)
-		}
-		select {
-		case <-e.r.Done():
-		default:
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			e.r.Stop(sctx, id, nil)
-			cancel()
-		}
-		return res, err
+// learn sets the trial up on port B, which answers with its receive port
+// and the run id.
+func (e *RemoteEngine) learn(ctx context.Context, spec Spec) error {
+	t := e.trial
+	e.id++
+	t.id, t.ctx = e.id, ctx
+	ready, err := e.r.Setup(ctx, RemoteTrial{ID: t.id, Spec: spec, Port: e.cfg.Local.Port, RoundTrip: !e.cfg.OneWay && len(streamsOf(spec, AtoB)) > 0})
+	if err != nil {
+		return fmt.Errorf("agent trial setup: %w", err)
 	}
-	// The A->B sender (it sends after its learning wait, by which time
-	// port B has started too), opened before the receiver so that the
-	// receiver knows which frame it tags.
-	sendCtx, cancelSend := context.WithCancel(ctx)
-	defer cancelSend()
-	if len(ab) > 0 {
-		tx, err = startUDPSend(sendCtx, half, spec, runID, ab, udpSendOptions{
-			Src: local, Dst: netip.AddrPortFrom(peer, ready.Port)})
+	t.ready, t.set = ready, true
+	t.roundTrip = ready.Reflect && len(streamsOf(spec, AtoB)) > 0
+	return nil
+}
+
+func (e *RemoteEngine) peerRunID() uint8 { return e.trial.ready.RunID }
+
+// stream opens port A's sockets of an A->B stream, one connected socket
+// per flow, each checked to be connected to port B; a B->A stream is port
+// B's to send.
+func (e *RemoteEngine) stream(st *streamState, from, _ int, _ Spec) error {
+	if from != 0 {
+		return nil
+	}
+	t := e.trial
+	h := e.half()
+	dst := netip.AddrPortFrom(t.peer, t.ready.Port)
+	stx := &udpStreamTx{st: st}
+	t.tx = append(t.tx, stx)
+	for f := 0; f < max(st.spec.Flows, 1); f++ {
+		fl, err := openUDPFlow(h.Namespace, t.local, dst, h.SocketBuffer, t.payload, h.Batch)
 		if err != nil {
-			return abort(fmt.Errorf("local sender: %w", err))
+			return fmt.Errorf("local sender: udp send stream %d flow %d: %w", st.spec.ID, f, err)
+		}
+		stx.flows = append(stx.flows, fl)
+		// Defence in depth: the kernel sends this socket's datagrams only
+		// to its connected peer; check that it is port B.
+		if p, ok := fl.conn.RemoteAddr().(interface{ AddrPort() netip.AddrPort }); !ok || p.AddrPort() != dst {
+			return fmt.Errorf("local sender: udp send stream %d: socket connected to %v, not the allowed destination %v", st.spec.ID, fl.conn.RemoteAddr(), dst)
 		}
 	}
-	// The receiver for B->A streams and reflected frames.
-	if len(ba) > 0 || roundTrip {
-		opt := udpReceiveOptions{Listen: netip.AddrPortFrom(local, e.cfg.Local.Port), From: peer, Tx: tx}
-		if roundTrip {
-			opt.RoundTrip = ab
+	return nil
+}
+
+// ready opens port A's receive socket (before port B may send to it),
+// starts port B, then sends port A's learning datagrams, one per flow, and
+// waits Spec.Learning (at least udpMinLearning) while port B learns too.
+func (e *RemoteEngine) ready(ctx context.Context, spec Spec) error {
+	t := e.trial
+	if len(streamsOf(spec, BtoA)) > 0 || t.roundTrip {
+		rx, err := openUDPReceive(e.half(), spec, streamsOf(spec, BtoA), udpReceiveOptions{Listen: netip.AddrPortFrom(t.local, e.cfg.Local.Port), From: t.peer})
+		if err != nil {
+			return fmt.Errorf("local receiver: %w", err)
 		}
-		if rx, err = startUDPReceive(half, spec, runID, ba, opt); err != nil {
-			return abort(fmt.Errorf("local receiver: %w", err))
+		t.rx = rx
+	}
+	if err := e.r.Start(ctx, t.id); err != nil {
+		return fmt.Errorf("agent trial start: %w", err)
+	}
+	t.startNs = time.Now().UnixNano()
+	for _, st := range t.tx {
+		for _, fl := range st.flows {
+			_, _ = fl.conn.Write(fl.learn)
 		}
 	}
-	if err := e.r.Start(ctx, id); err != nil {
-		return abort(fmt.Errorf("agent trial start: %w", err))
+	return wait.Sleep(ctx, max(spec.Learning, udpMinLearning))
+}
+
+// receive starts port A's receiver counting into rx[0] (the B->A streams,
+// and the reflected copies of the A->B streams when port B reflects);
+// rx[1] is port B's, which counts on its own host.
+func (e *RemoteEngine) receive(_ uint8, spec Spec, rx [2]*rxTrial) error {
+	t := e.trial
+	t.rxs = rx
+	if t.rx == nil {
+		return nil
 	}
-	res.Start = time.Now()
-	// spec.OnInterval from this host's halves; a failed trial ends
-	// without a final interval.
-	ivs := startHalfIntervals(spec, res.Start, tx, rx)
-	defer ivs.Stop()
-	length := ready.Length + udpMinLearning // learning floor of the UDP senders
-	// Wait for the local sender and port B's planned end, then settle.
-	timer := time.NewTimer(length)
+	if t.roundTrip {
+		t.rx.echo(rx[0], streamsOf(spec, AtoB), func(id uint16) *streamState {
+			for _, s := range t.tx {
+				if s.st.spec.ID == id {
+					return s.st
+				}
+			}
+			return nil
+		})
+	}
+	t.rx.start(rx[0])
+	t.rxLive = true
+	return nil
+}
+
+// sender is port A's paced sender (port 0) or the wait for port B's
+// planned end (port 1). Either starts the watch on port B: lost during
+// the trial, it stops the trial at once.
+func (e *RemoteEngine) sender(i int, streams []*streamState, runID uint8, spec Spec, stop *atomic.Bool) trialTx {
+	t := e.trial
+	t.watch.Do(func() {
+		t.watching.Go(func() {
+			select {
+			case <-e.r.Done():
+				t.lost = fmt.Errorf("agent trial %d: %w", t.id, e.r.Err())
+				stop.Store(true)
+				close(t.lostCh)
+			case <-t.ended:
+			}
+		})
+	})
+	if i == 0 {
+		return &udpTransmitter{streams: t.tx, runID: runID, stop: stop, tagAfter: spec.TagAfter, cpu: -1, where: "udp sender", hardStop: hardStop(spec)}
+	}
+	// Port B's streams end after its learning wait (at least
+	// udpMinLearning) and their traffic: Length less the settle wait.
+	end := time.Unix(0, t.startNs).Add(t.ready.Length - spec.Settle + udpMinLearning)
+	return &remoteWait{end: end, ctx: t.ctx, lost: t.lostCh}
+}
+
+// remoteWait is port B's transmit side as port A sees it: the wait until
+// its streams' planned end, cut short when port B is lost or the trial is
+// cancelled.
+type remoteWait struct {
+	end  time.Time
+	ctx  context.Context
+	lost <-chan struct{}
+	at   int64
+}
+
+func (w *remoteWait) run() error {
+	timer := time.NewTimer(time.Until(w.end))
 	defer timer.Stop()
-	var txDone <-chan struct{}
-	if tx != nil {
-		txDone = tx.Done()
-	}
-	for txDone != nil || timer.C != nil {
-		select {
-		case <-txDone:
-			txDone = nil
-		case <-timer.C:
-			timer.C = nil
-		case <-e.r.Done():
-			return abort(fmt.Errorf("agent trial %d: %w", id, e.r.Err()))
-		case <-ctx.Done():
-			return abort(ctx.Err())
-		}
-	}
 	select {
-	case <-time.After(spec.Settle + LateGrace):
-	case <-e.r.Done():
-		return abort(fmt.Errorf("agent trial %d: %w", id, e.r.Err()))
-	case <-ctx.Done():
-		return abort(ctx.Err())
+	case <-timer.C:
+	case <-w.lost:
+	case <-w.ctx.Done():
 	}
+	w.at = min(time.Now().UnixNano(), w.end.UnixNano())
+	return nil
+}
 
-	mine := Result{Spec: spec}
+func (w *remoteWait) endNs() int64 { return w.at }
+
+// stopReceive stops port A's receiver, then port B's part of the trial
+// (with port A's sent counts), and writes port B's counts where the
+// skeleton reads them: the B->A streams' sent counts, and the A->B frames
+// port B received into the final interval.
+func (e *RemoteEngine) stopReceive(rxStreams [2][]*streamState) (drops [2]uint64, err error) {
+	t := e.trial
+	close(t.ended)
+	t.watching.Wait()
+	if t.rxLive {
+		err = t.rx.halt()
+		t.rxLive = false
+		if len(rxStreams[0]) > 0 {
+			drops[0] = t.rx.kernelDrops()
+		}
+	}
+	if t.lost != nil {
+		e.failed, t.set = t.lost, false
+		return drops, err
+	}
 	sent := []StreamResult{}
-	txByID := map[uint16]StreamResult{}
-	if tx != nil {
-		sr, err := tx.Stop()
-		if err != nil {
-			return abort(fmt.Errorf("local sender: %w", err))
-		}
-		for _, s := range sr.Streams {
-			txByID[s.ID] = s
-			sent = append(sent, StreamResult{ID: s.ID, Direction: s.Direction, Sent: s.Sent})
-		}
-		if sr.TesterLimitReason != "" {
-			mine.TesterLimited, mine.TesterLimitReason = true, sr.TesterLimitReason
-		}
+	for _, s := range t.tx {
+		sent = append(sent, StreamResult{ID: s.st.spec.ID, Direction: AtoB, Sent: s.st.sent})
 	}
-	remote, err := e.r.Stop(ctx, id, sent)
-	if err != nil {
-		tx = nil
-		return abort(fmt.Errorf("agent trial stop: %w", err))
+	sctx := t.ctx
+	if sctx.Err() != nil {
+		// A cancelled trial still collects port B's counters.
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithTimeout(context.WithoutCancel(sctx), 5*time.Second)
+		defer cancel()
 	}
-	rxByID := map[uint16]StreamResult{}
-	rttByID := map[uint16]StreamResult{}
-	mine.Paths = Paths{Transport: "udp", TX: "sendmmsg", RX: "recvmmsg", Timestamps: "kernel-sw"}
-	if rx != nil {
-		counts := map[uint16]uint64{}
-		for _, r := range remote.Streams {
-			if r.Direction == BtoA {
-				counts[r.ID] = r.Sent
+	remote, serr := e.r.Stop(sctx, t.id, sent)
+	if serr != nil {
+		e.failed = fmt.Errorf("agent trial stop: %w", serr)
+		return drops, err
+	}
+	t.set, t.remote, t.have = false, remote, true
+	sentBy := map[uint16]uint64{}
+	for _, r := range remote.Streams {
+		sentBy[r.ID] = r.Sent
+	}
+	for _, st := range rxStreams[0] {
+		n, ok := sentBy[st.spec.ID]
+		if !ok {
+			n = st.received
+		}
+		st.sent, st.queued = n, n
+		st.pacer = trialPacer(t.spec, pacedBatch, false) // port B's schedule, for the loss timing
+	}
+	if live := t.rxs[1].live; live != nil {
+		for _, s := range t.tx {
+			for _, r := range remote.Streams {
+				if r.ID == s.st.spec.ID && r.Direction == AtoB {
+					live.pend.received += min(r.Received, s.st.sent)
+				}
 			}
 		}
-		rr, err := rx.Stop(counts)
-		if err != nil {
-			return res, fmt.Errorf("local receiver: %w", err)
-		}
-		for _, s := range rr.Streams {
-			rxByID[s.ID] = s
-		}
-		for _, s := range rr.RoundTrip {
-			rttByID[s.ID] = s
-		}
-		mine.Paths.Timestamps = rr.Paths.Timestamps
-		if rr.KernelDrops > 0 && len(ba) > 0 {
-			mine.TesterLimited = true
-			mine.TesterLimitReason = joinNonEmpty(mine.TesterLimitReason, fmt.Sprintf("controller: the receiving socket dropped %d datagrams in the kernel", rr.KernelDrops))
+		live.publish()
+	}
+	return drops, err
+}
+
+func (e *RemoteEngine) collect(res *Result, _ [2]trialTx) {
+	t := e.trial
+	res.Paths = Paths{Transport: "udp", TX: "sendmmsg", RX: "recvmmsg", Timestamps: "kernel-sw"}
+	for _, st := range t.tx {
+		if len(st.flows) > 0 && st.flows[0].gso {
+			res.Paths.TX = "sendmmsg+udp_segment"
 		}
 	}
-	for _, s := range spec.Streams {
-		var r StreamResult
-		if s.Direction == AtoB {
-			r = txByID[s.ID]
-			r.Latency, r.TaggedLatencyNs = LatencySummary{}, -1
-			if rt, ok := rttByID[s.ID]; ok {
-				r.Latency, r.TaggedLatencyNs = rt.Latency, rt.TaggedLatencyNs
-			}
-		} else {
-			r = rxByID[s.ID]
-		}
-		r.ID, r.Direction = s.ID, s.Direction
-		mine.Streams = append(mine.Streams, r)
+	if t.rx != nil && !t.rx.r.tsSeen {
+		res.Paths.Timestamps = "none"
 	}
-	if roundTrip {
-		mine.Paths.Latency = "round-trip"
+	if t.roundTrip {
+		res.Paths.Latency = "round-trip"
 	} else if e.cfg.OneWay {
-		mine.Paths.Latency = "one-way"
+		res.Paths.Latency = "one-way"
 	}
-	out, err := mergeRemote(e.cfg.OneWay, id, mine, remote)
-	out.Start = res.Start
+}
+
+// passOn keeps port A's generator reasons but its stalls, which are judged
+// once port B's counts give the loss; port B judges its own generator.
+func (e *RemoteEngine) passOn(port int, _ StreamResult, transient bool, _ []string) bool {
+	return port == 0 && !transient
+}
+
+func (e *RemoteEngine) dropReason(_ int, n uint64) string {
+	return fmt.Sprintf("controller: the receiving socket dropped %d datagrams in the kernel", n)
+}
+
+// judge merges port B's counters into the trial's streams, then adds port
+// B's tester limits and the catch-up rule of every stream, which needs the
+// loss only the merge knows.
+func (e *RemoteEngine) judge(res *Result, lim *limits, spec Spec, _ [2]float64) {
+	t := e.trial
+	if !t.have {
+		return
+	}
+	echo := map[uint16]StreamResult{}
+	if t.rx != nil {
+		for _, st := range t.rx.rtt {
+			st.sent = st.received
+			echo[st.spec.ID] = st.result(spec.RateFPS)
+		}
+	}
+	for i, s := range res.Streams {
+		if s.Direction != AtoB {
+			continue
+		}
+		s.Latency, s.TaggedLatencyNs = LatencySummary{}, -1
+		if rt, ok := echo[s.ID]; ok {
+			s.Latency, s.TaggedLatencyNs = rt.Latency, rt.TaggedLatencyNs
+		}
+		res.Streams[i] = s
+	}
+	out, err := mergeRemote(e.cfg.OneWay, t.id, *res, t.remote)
 	if err != nil {
-		return out, err
+		e.mergeErr = err
+	}
+	if out.TesterLimited {
+		lim.add(false, []string{out.TesterLimitReason})
+		out.TesterLimited, out.TesterLimitReason = false, ""
 	}
 	// Port B's generator lag of B->A streams, and the catch-up rule for
-	// every stream, which needs the loss only port A knows.
-	maxLag := e.cfg.MaxLag
-	if maxLag <= 0 {
-		maxLag = DefaultMaxLag
-	}
+	// every stream.
 	var reasons []string
 	for i, s := range out.Streams {
 		if s.Direction == BtoA {
-			for _, r := range remote.Streams {
+			for _, r := range t.remote.Streams {
 				if r.ID == s.ID {
 					out.Streams[i].MaxLagNs = r.MaxLagNs
 					out.Streams[i].CatchUpOverspeed = r.CatchUpOverspeed
@@ -205,25 +417,44 @@ func (e *RemoteEngine) Run(ctx context.Context, spec Spec) (Result, error) {
 		if s.Direction == BtoA {
 			who = "agent: "
 		}
-		if why := stallReason(out.Streams[i], maxLag); why != "" {
+		if why := stallReason(out.Streams[i], e.half().MaxLag); why != "" {
 			reasons = append(reasons, who+why)
 		}
 	}
-	if len(reasons) > 0 {
-		// Transient only when the stalls are the trial's sole tester limits.
-		out.TesterLimitTransient = !out.TesterLimited
-		out.TesterLimited = true
-	}
-	for _, r := range reasons {
-		out.TesterLimitReason = joinNonEmpty(out.TesterLimitReason, r)
-	}
-	ivs.Finish(out)
-	return out, nil
+	lim.add(true, reasons)
+	*res = out
 }
 
-func joinNonEmpty(a, b string) string {
-	if a == "" {
-		return b
+// release stops port B's part of a trial that failed before its Stop
+// (unless port B is lost), and closes port A's sockets.
+func (e *RemoteEngine) release() {
+	t := e.trial
+	if t == nil {
+		return
 	}
-	return a + "; " + b
+	e.trial = nil
+	select {
+	case <-t.ended:
+	default:
+		close(t.ended)
+	}
+	t.watching.Wait()
+	if t.set {
+		select {
+		case <-e.r.Done():
+		default:
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), 5*time.Second)
+			e.r.Stop(sctx, t.id, nil)
+			cancel()
+		}
+	}
+	for _, st := range t.tx {
+		st.close()
+	}
+	if t.rx != nil {
+		if t.rxLive {
+			t.rx.halt()
+		}
+		t.rx.r.conn.Close()
+	}
 }

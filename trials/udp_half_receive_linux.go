@@ -31,6 +31,7 @@ type udpReceive struct {
 	rtt     []*streamState // reflected copies of streams this port sent
 	rttTx   []*streamState // the sending states of rtt (tagged frame)
 	spec    Spec
+	proto   framing.Proto // of the listen address
 	drops0  uint64
 	done    chan struct{}
 
@@ -48,6 +49,35 @@ type udpReceive struct {
 // startUDPReceive opens a receive socket on opt.Listen and counts the
 // streams recv of spec, whose frames carry run id runID, until Stop.
 func startUDPReceive(cfg udpHalfConfig, spec Spec, runID uint8, recv []Stream, opt udpReceiveOptions) (*udpReceive, error) {
+	u, err := openUDPReceive(cfg, spec, recv, opt)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range recv {
+		u.streams = append(u.streams, newStreamState(s))
+	}
+	t := newRxTrial(runID, spec.FrameSize, u.streams)
+	if spec.OnInterval != nil {
+		t.live = newLiveMeter() // process publishes it once per batch
+	}
+	u.echo(t, opt.RoundTrip, func(id uint16) *streamState {
+		if opt.Tx != nil {
+			for _, x := range opt.Tx.streams {
+				if x.st.spec.ID == id {
+					return x.st
+				}
+			}
+		}
+		return nil
+	})
+	u.start(t)
+	return u, nil
+}
+
+// openUDPReceive checks what a receive half allocates from and opens its
+// socket on opt.Listen (with the source filter of opt.From); it counts
+// nothing until start.
+func openUDPReceive(cfg udpHalfConfig, spec Spec, recv []Stream, opt udpReceiveOptions) (*udpReceive, error) {
 	cfg = cfg.withDefaults()
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -70,48 +100,42 @@ func startUDPReceive(cfg udpHalfConfig, spec Spec, runID uint8, recv []Stream, o
 			return nil, fmt.Errorf("udp receive: source filter for %v: %w", opt.From, err)
 		}
 	}
-	u := &udpReceive{r: r, from: opt.From, spec: spec, reflect: opt.Reflect, reflectFPS: opt.ReflectFPS, done: make(chan struct{})}
+	u := &udpReceive{r: r, from: opt.From, spec: spec, reflect: opt.Reflect, reflectFPS: opt.ReflectFPS, done: make(chan struct{}), proto: framing.IPv4UDP}
+	if opt.Listen.Addr().Is6() {
+		u.proto = framing.IPv6UDP
+	}
 	u.names = make([][unix.SizeofSockaddrInet6]byte, len(r.hdrs))
 	for i := range r.hdrs {
 		r.hdrs[i].hdr.Name = &u.names[i][0]
 		r.hdrs[i].hdr.Namelen = unix.SizeofSockaddrInet6
 	}
-	for _, s := range recv {
-		u.streams = append(u.streams, newStreamState(s))
-	}
-	all := append([]*streamState(nil), u.streams...)
-	for _, s := range opt.RoundTrip {
+	return u, nil
+}
+
+// echo adds to t, before start, the reflected copies of the streams rtt
+// this port sent (round-trip latency); txOf gives the sending state of a
+// stream (its tagged frame), or nil.
+func (u *udpReceive) echo(t *rxTrial, rtt []Stream, txOf func(id uint16) *streamState) {
+	for _, s := range rtt {
 		st := newStreamState(s)
 		st.echo = true
 		u.rtt = append(u.rtt, st)
-		all = append(all, st)
-		var tx *streamState
-		if opt.Tx != nil {
-			for _, x := range opt.Tx.streams {
-				if x.st.spec.ID == s.ID {
-					tx = x.st
-				}
-			}
-		}
-		u.rttTx = append(u.rttTx, tx)
+		u.rttTx = append(u.rttTx, txOf(s.ID))
+		t.streams = append(t.streams, st)
 	}
-	u.t = newRxTrial(runID, spec.FrameSize, all)
-	if spec.OnInterval != nil {
-		u.t.live = newLiveMeter() // process publishes it once per batch
-	}
-	proto := framing.IPv4UDP
-	if opt.Listen.Addr().Is6() {
-		proto = framing.IPv6UDP
-	}
-	u.drops0 = r.drops()
-	r.start(u.t, framing.UDPPayloadSize(spec.FrameSize, proto, false), -1)
+}
+
+// start starts counting into t (and reflecting) until Stop or halt.
+func (u *udpReceive) start(t *rxTrial) {
+	u.t = t
+	u.drops0 = u.r.drops()
+	u.r.start(u.t, framing.UDPPayloadSize(u.spec.FrameSize, u.proto, false), -1)
 	u.tokens = 1
-	if spec.TagAfter > 0 && spec.RateFPS > 0 {
+	if spec := u.spec; spec.TagAfter > 0 && spec.RateFPS > 0 {
 		n := NewDurationPacer(spec.RateFPS, spec.Duration, spec.RateChange, pacedBatch).due(spec.TagAfter)
 		u.tagLo, u.tagHi = n-min(n, reflectTagWindow), n+reflectTagWindow
 	}
 	go u.run()
-	return u, nil
 }
 
 // Port is the UDP port the socket is bound to.
@@ -205,17 +229,30 @@ func (u *udpReceive) reflectOne(b []byte, ts int64) {
 	u.reflected++
 }
 
+// halt stops the receive loop; frames the socket holds when it is called
+// are counted first. It returns the loop's error.
+func (u *udpReceive) halt() error {
+	err := u.r.conn.SetReadDeadline(time.Now())
+	<-u.done
+	return errors.Join(err, u.r.err)
+}
+
+// kernelDrops is what the socket dropped in the kernel since start: the
+// larger of its drop count (SO_MEMINFO) and the last SO_RXQ_OVFL seen.
+func (u *udpReceive) kernelDrops() uint64 {
+	return max(u.r.drops()-u.drops0, uint64(u.r.ovfl-u.r.ovfl0))
+}
+
 // Stop stops receiving and returns the counters. sent holds what the
 // sender sent per stream ID (nil: unknown; Lost is then zero). Frames the
 // socket holds when Stop is called are counted first.
 func (u *udpReceive) Stop(sent map[uint16]uint64) (udpReceiveResult, error) {
-	err := u.r.conn.SetReadDeadline(time.Now())
-	<-u.done
+	err := u.halt()
 	res := udpReceiveResult{Reflected: u.reflected, Paths: Paths{Transport: "udp", RX: "recvmmsg", Timestamps: "kernel-sw"}}
 	if !u.r.tsSeen {
 		res.Paths.Timestamps = "none"
 	}
-	res.KernelDrops = max(u.r.drops()-u.drops0, uint64(u.r.ovfl-u.r.ovfl0))
+	res.KernelDrops = u.kernelDrops()
 	for i, st := range u.streams {
 		n, ok := sent[st.spec.ID]
 		if !ok {
@@ -234,7 +271,7 @@ func (u *udpReceive) Stop(sent map[uint16]uint64) (udpReceiveResult, error) {
 		sr := st.result(u.spec.RateFPS)
 		res.RoundTrip = append(res.RoundTrip, sr)
 	}
-	return res, errors.Join(err, u.r.err, u.r.conn.Close())
+	return res, errors.Join(err, u.r.conn.Close())
 }
 
 // attachSourceFilter makes the kernel drop, before they are queued on the
