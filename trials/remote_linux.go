@@ -95,8 +95,8 @@ var (
 
 func (e *RemoteEngine) engine() *engineState { return &e.engineState }
 
-func (e *RemoteEngine) half() udpHalfConfig {
-	return udpHalfConfig{Namespace: e.cfg.Local.Namespace, SocketBuffer: e.cfg.SocketBuffer, Batch: e.cfg.Batch,
+func (e *RemoteEngine) half() RemotePort {
+	return RemotePort{Namespace: e.cfg.Local.Namespace, SocketBuffer: e.cfg.SocketBuffer, Batch: e.cfg.Batch,
 		TesterLimitTolerance: e.cfg.TesterLimitTolerance, MaxLag: e.cfg.MaxLag}.withDefaults()
 }
 
@@ -187,7 +187,7 @@ func (e *RemoteEngine) stream(st *streamState, from, _ int, _ Spec) error {
 func (e *RemoteEngine) ready(ctx context.Context, spec Spec) error {
 	t := e.trial
 	if len(streamsOf(spec, BtoA)) > 0 || t.roundTrip {
-		rx, err := openUDPReceive(e.half(), spec, streamsOf(spec, BtoA), udpReceiveOptions{Listen: netip.AddrPortFrom(t.local, e.cfg.Local.Port), From: t.peer})
+		rx, err := openUDPReceive(e.half(), spec, streamsOf(spec, BtoA), RemoteReceive{Listen: netip.AddrPortFrom(t.local, e.cfg.Local.Port), From: t.peer})
 		if err != nil {
 			return fmt.Errorf("local receiver: %w", err)
 		}

@@ -26,11 +26,6 @@ type RemotePort struct {
 	MaxLag               time.Duration
 }
 
-func (p RemotePort) half() udpHalfConfig {
-	return udpHalfConfig{Namespace: p.Namespace, SocketBuffer: p.SocketBuffer, Batch: p.Batch,
-		TesterLimitTolerance: p.TesterLimitTolerance, MaxLag: p.MaxLag}
-}
-
 // RemoteReceive says where a RemoteReceiver listens, whom it hears and
 // where it reflects.
 type RemoteReceive struct {
@@ -70,8 +65,7 @@ type RemoteSend struct {
 // id runID, until Stop. It refuses, before it opens anything, a frame size
 // the local interface cannot carry and flows beyond the bound.
 func (p RemotePort) Receive(spec Spec, runID uint8, opt RemoteReceive) (*RemoteReceiver, error) {
-	r, err := startUDPReceive(p.half(), spec, runID, streamsOf(spec, AtoB),
-		udpReceiveOptions{Listen: opt.Listen, From: opt.From, Reflect: opt.Reflect, ReflectFPS: opt.ReflectFPS})
+	r, err := startUDPReceive(p, spec, runID, streamsOf(spec, AtoB), opt)
 	if err != nil {
 		return nil, err
 	}
@@ -84,8 +78,7 @@ func (p RemotePort) Receive(spec Spec, runID uint8, opt RemoteReceive) (*RemoteR
 // once; the sender stops by itself at the end of the trial, at ctx's end,
 // at the deadline or at Stop.
 func (p RemotePort) Send(ctx context.Context, spec Spec, runID uint8, opt RemoteSend) (*RemoteSender, error) {
-	s, err := startUDPSend(ctx, p.half(), spec, runID, streamsOf(spec, BtoA),
-		udpSendOptions{Src: opt.Src, Dst: opt.Dst, MaxFPS: opt.MaxFPS, Deadline: opt.Deadline})
+	s, err := startUDPSend(ctx, p, spec, runID, streamsOf(spec, BtoA), opt)
 	if err != nil {
 		return nil, err
 	}

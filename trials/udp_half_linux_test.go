@@ -23,7 +23,7 @@ func TestUDPReceiveProcessAllocs(t *testing.T) {
 	defer sink.Close()
 	spec := Spec{FrameSize: 128, Streams: []Stream{{ID: 1, Direction: AtoB}}, RateFPS: 1000, Duration: time.Second}
 	src := netip.MustParseAddr("127.0.0.1")
-	u, err := startUDPReceive(udpHalfConfig{SocketBuffer: 1 << 20}, spec, 5, spec.Streams, udpReceiveOptions{
+	u, err := startUDPReceive(RemotePort{SocketBuffer: 1 << 20}, spec, 5, spec.Streams, RemoteReceive{
 		Listen: netip.MustParseAddrPort("127.0.0.1:0"), From: src,
 		Reflect: sink.LocalAddr().(*net.UDPAddr).AddrPort(), ReflectFPS: 1e9,
 	})
@@ -162,7 +162,7 @@ func TestUDPReceiveSourceFilter(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer sink.Close()
-		u, err := startUDPReceive(udpHalfConfig{SocketBuffer: 1 << 20}, spec, 5, spec.Streams, udpReceiveOptions{
+		u, err := startUDPReceive(RemotePort{SocketBuffer: 1 << 20}, spec, 5, spec.Streams, RemoteReceive{
 			Listen: netip.MustParseAddrPort(tc.listen), From: peer, Reflect: sink.LocalAddr().(*net.UDPAddr).AddrPort(), ReflectFPS: 1e6})
 		if err != nil {
 			if tc.stranger == "" {

@@ -14,7 +14,7 @@ var errUDPHalf = fmt.Errorf("the two-host UDP transport needs Linux: %w on %s", 
 type udpReceive struct{}
 
 // startUDPReceive needs Linux.
-func startUDPReceive(udpHalfConfig, Spec, uint8, []Stream, udpReceiveOptions) (*udpReceive, error) {
+func startUDPReceive(RemotePort, Spec, uint8, []Stream, RemoteReceive) (*udpReceive, error) {
 	return nil, errUDPHalf
 }
 
@@ -30,12 +30,9 @@ func (u *udpReceive) Stop(map[uint16]uint64) (udpReceiveResult, error) {
 type udpSend struct{}
 
 // startUDPSend needs Linux.
-func startUDPSend(context.Context, udpHalfConfig, Spec, uint8, []Stream, udpSendOptions) (*udpSend, error) {
+func startUDPSend(context.Context, RemotePort, Spec, uint8, []Stream, RemoteSend) (*udpSend, error) {
 	return nil, errUDPHalf
 }
-
-// Done is closed when the sender has stopped.
-func (u *udpSend) Done() <-chan struct{} { c := make(chan struct{}); close(c); return c }
 
 // Stop stops sending.
 func (u *udpSend) Stop() (udpSendResult, error) { return udpSendResult{}, errUDPHalf }

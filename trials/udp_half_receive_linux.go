@@ -48,7 +48,7 @@ type udpReceive struct {
 
 // startUDPReceive opens a receive socket on opt.Listen and counts the
 // streams recv of spec, whose frames carry run id runID, until Stop.
-func startUDPReceive(cfg udpHalfConfig, spec Spec, runID uint8, recv []Stream, opt udpReceiveOptions) (*udpReceive, error) {
+func startUDPReceive(cfg RemotePort, spec Spec, runID uint8, recv []Stream, opt RemoteReceive) (*udpReceive, error) {
 	u, err := openUDPReceive(cfg, spec, recv, opt)
 	if err != nil {
 		return nil, err
@@ -60,16 +60,6 @@ func startUDPReceive(cfg udpHalfConfig, spec Spec, runID uint8, recv []Stream, o
 	if spec.OnInterval != nil {
 		t.live = newLiveMeter() // process publishes it once per batch
 	}
-	u.echo(t, opt.RoundTrip, func(id uint16) *streamState {
-		if opt.Tx != nil {
-			for _, x := range opt.Tx.streams {
-				if x.st.spec.ID == id {
-					return x.st
-				}
-			}
-		}
-		return nil
-	})
 	u.start(t)
 	return u, nil
 }
@@ -77,7 +67,7 @@ func startUDPReceive(cfg udpHalfConfig, spec Spec, runID uint8, recv []Stream, o
 // openUDPReceive checks what a receive half allocates from and opens its
 // socket on opt.Listen (with the source filter of opt.From); it counts
 // nothing until start.
-func openUDPReceive(cfg udpHalfConfig, spec Spec, recv []Stream, opt udpReceiveOptions) (*udpReceive, error) {
+func openUDPReceive(cfg RemotePort, spec Spec, recv []Stream, opt RemoteReceive) (*udpReceive, error) {
 	cfg = cfg.withDefaults()
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -265,11 +255,6 @@ func (u *udpReceive) Stop(sent map[uint16]uint64) (udpReceiveResult, error) {
 			sr.KernelDrops = res.KernelDrops
 		}
 		res.Streams = append(res.Streams, sr)
-	}
-	for _, st := range u.rtt {
-		st.sent = st.received
-		sr := st.result(u.spec.RateFPS)
-		res.RoundTrip = append(res.RoundTrip, sr)
 	}
 	return res, errors.Join(err, u.r.conn.Close())
 }

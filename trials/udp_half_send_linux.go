@@ -19,7 +19,7 @@ import (
 type udpSend struct {
 	streams []*udpStreamTx
 	spec    Spec
-	cfg     udpHalfConfig
+	cfg     RemotePort
 	stop    atomic.Bool
 	done    chan struct{}
 	err     error
@@ -31,7 +31,7 @@ type udpSend struct {
 // send, sends one learning datagram per flow, and starts sending the
 // streams (after spec.Learning, at least 20 ms) to opt.Dst with run id
 // runID. It returns at once.
-func startUDPSend(ctx context.Context, cfg udpHalfConfig, spec Spec, runID uint8, send []Stream, opt udpSendOptions) (*udpSend, error) {
+func startUDPSend(ctx context.Context, cfg RemotePort, spec Spec, runID uint8, send []Stream, opt RemoteSend) (*udpSend, error) {
 	cfg = cfg.withDefaults()
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -133,9 +133,6 @@ func (u *udpSend) close() {
 		s.close()
 	}
 }
-
-// Done is closed when the sender has stopped and closed its sockets.
-func (u *udpSend) Done() <-chan struct{} { return u.done }
 
 // Stop stops sending, if it has not stopped already, waits for the sender
 // to finish (one batch at most) and returns the counters. It may be called
