@@ -8,9 +8,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/rfc2544/rfc2544/framing"
 )
@@ -155,18 +152,9 @@ func TestHalfIntervalsSkipEchoes(t *testing.T) {
 	rx.live = newLiveMeter()
 	u.echo(rx, spec.Streams[:1], func(uint16) *streamState { return nil })
 	u.start(rx)
-	// Stop the receive loop and drive process by hand.
-	u.r.conn.SetReadDeadline(time.Now())
-	<-u.done
-	r := u.r
-	n := framing.UDPPayloadSize(128, framing.IPv4UDP, false)
-	framing.FillPayload(r.bufs[0][:n])
-	r.hdrs[0].n = uint32(n)
-	r.hdrs[0].hdr.SetControllen(0)
-	sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(&u.names[0][0]))
-	sa.Family, sa.Addr = unix.AF_INET, src.As4()
+	b := byHand(u, src)
 	for seq, id := range []uint16{1, 1, 2, 1} {
-		framing.EncodeSignature(r.bufs[0][:n], framing.Signature{RunID: 5, StreamID: id, Seq: uint64(seq), TxNs: time.Now().UnixNano()})
+		framing.EncodeSignature(b, framing.Signature{RunID: 5, StreamID: id, Seq: uint64(seq), TxNs: time.Now().UnixNano()})
 		u.process(1)
 	}
 	if c := u.t.live.take(); c.received != 1 {
