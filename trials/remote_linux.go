@@ -44,9 +44,12 @@ func NewRemote(cfg RemoteConfig, r Remote) (*RemoteEngine, error) {
 
 // Run runs one trial across the two hosts, through the one trial skeleton
 // (runTransport): port A is this host's UDP sockets, port B the Remote.
-// When port B is lost during the trial, or its Stop fails, Run returns the
-// Spec without counters and an error wrapping Remote.Err (or Stop's
-// error): a trial without port B's counters cannot be judged.
+// The settle wait starts when the later of both hosts' streams ends. When
+// ctx is cancelled port A stops sending, port B is still stopped after the
+// settle wait, and the partial result comes back with ctx.Err(). When port
+// B is lost during the trial, or its Stop fails, Run returns the Spec
+// without counters and an error wrapping Remote.Err (or Stop's error): a
+// trial without port B's counters cannot be judged.
 func (e *RemoteEngine) Run(ctx context.Context, spec Spec) (Result, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -154,29 +157,17 @@ func (e *RemoteEngine) learn(ctx context.Context, spec Spec) error {
 
 func (e *RemoteEngine) peerRunID() uint8 { return e.trial.ready.RunID }
 
-// stream opens port A's sockets of an A->B stream, one connected socket
-// per flow, each checked to be connected to port B; a B->A stream is port
-// B's to send.
+// stream opens port A's sockets of an A->B stream, one per flow, each
+// connected to port B only; a B->A stream is port B's to send.
 func (e *RemoteEngine) stream(st *streamState, from, _ int, _ Spec) error {
 	if from != 0 {
 		return nil
 	}
 	t := e.trial
-	h := e.half()
-	dst := netip.AddrPortFrom(t.peer, t.ready.Port)
 	stx := &udpStreamTx{st: st}
 	t.tx = append(t.tx, stx)
-	for f := 0; f < max(st.spec.Flows, 1); f++ {
-		fl, err := openUDPFlow(h.Namespace, t.local, dst, h.SocketBuffer, t.payload, h.Batch)
-		if err != nil {
-			return fmt.Errorf("local sender: udp send stream %d flow %d: %w", st.spec.ID, f, err)
-		}
-		stx.flows = append(stx.flows, fl)
-		// Defence in depth: the kernel sends this socket's datagrams only
-		// to its connected peer; check that it is port B.
-		if p, ok := fl.conn.RemoteAddr().(interface{ AddrPort() netip.AddrPort }); !ok || p.AddrPort() != dst {
-			return fmt.Errorf("local sender: udp send stream %d: socket connected to %v, not the allowed destination %v", st.spec.ID, fl.conn.RemoteAddr(), dst)
-		}
+	if err := openHalfFlows(stx, e.half(), t.local, netip.AddrPortFrom(t.peer, t.ready.Port), t.payload); err != nil {
+		return fmt.Errorf("local sender: %w", err)
 	}
 	return nil
 }

@@ -71,19 +71,9 @@ func startUDPSend(ctx context.Context, cfg RemotePort, spec Spec, runID uint8, s
 		st.pacer = trialPacer(spec, cfg.Batch, false)
 		stx := &udpStreamTx{st: st}
 		u.streams = append(u.streams, stx)
-		for f := 0; f < max(s.Flows, 1); f++ {
-			fl, err := openUDPFlow(cfg.Namespace, opt.Src, opt.Dst, cfg.SocketBuffer, payloadLen, cfg.Batch)
-			if err != nil {
-				u.close()
-				return nil, fmt.Errorf("udp send stream %d flow %d: %w", s.ID, f, err)
-			}
-			stx.flows = append(stx.flows, fl)
-			// Defence in depth: the kernel sends this socket's datagrams
-			// only to its connected peer; check that it is opt.Dst.
-			if p, ok := fl.conn.RemoteAddr().(interface{ AddrPort() netip.AddrPort }); !ok || p.AddrPort() != opt.Dst {
-				u.close()
-				return nil, fmt.Errorf("udp send stream %d: socket connected to %v, not the allowed destination %v", s.ID, fl.conn.RemoteAddr(), opt.Dst)
-			}
+		if err := openHalfFlows(stx, cfg, opt.Src, opt.Dst, payloadLen); err != nil {
+			u.close()
+			return nil, err
 		}
 	}
 	stopCtx := context.AfterFunc(ctx, func() { u.stop.Store(true) })
@@ -157,4 +147,23 @@ func (u *udpSend) Stop() (udpSendResult, error) {
 		u.res.Paths = Paths{Transport: "udp", TX: "sendmmsg", TxSched: lastTxSched()}
 	})
 	return u.res, u.err
+}
+
+// openHalfFlows opens the send sockets of stx, one per flow, connected to
+// dst only, and checks each is (getpeername): defence in depth, since the
+// kernel sends a connected socket's datagrams only to its peer. The caller
+// closes stx on error.
+func openHalfFlows(stx *udpStreamTx, cfg RemotePort, src netip.Addr, dst netip.AddrPort, payloadLen int) error {
+	id := stx.st.spec.ID
+	for f := 0; f < max(stx.st.spec.Flows, 1); f++ {
+		fl, err := openUDPFlow(cfg.Namespace, src, dst, cfg.SocketBuffer, payloadLen, cfg.Batch)
+		if err != nil {
+			return fmt.Errorf("udp send stream %d flow %d: %w", id, f, err)
+		}
+		stx.flows = append(stx.flows, fl)
+		if p, ok := fl.conn.RemoteAddr().(interface{ AddrPort() netip.AddrPort }); !ok || p.AddrPort() != dst {
+			return fmt.Errorf("udp send stream %d: socket connected to %v, not the allowed destination %v", id, fl.conn.RemoteAddr(), dst)
+		}
+	}
+	return nil
 }
