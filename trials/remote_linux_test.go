@@ -4,6 +4,7 @@ package trials
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"sync"
 	"testing"
@@ -23,6 +24,8 @@ type loopRemote struct {
 	rx    *RemoteReceiver
 	tx    *RemoteSender
 	done  chan struct{}
+	err   error // Err, once done is closed
+	stops int   // Stop calls
 }
 
 func newLoopRemote() *loopRemote {
@@ -31,7 +34,7 @@ func newLoopRemote() *loopRemote {
 
 func (l *loopRemote) Addr() netip.Addr      { return l.lo }
 func (l *loopRemote) Done() <-chan struct{} { return l.done }
-func (l *loopRemote) Err() error            { return nil }
+func (l *loopRemote) Err() error            { return l.err }
 
 func (l *loopRemote) Setup(_ context.Context, t RemoteTrial) (RemoteReady, error) {
 	l.spec, l.runID, l.port, l.tx = t.Spec, uint8(t.ID%255)+1, t.Port, nil
@@ -58,6 +61,7 @@ func (l *loopRemote) Start(ctx context.Context, _ uint64) error {
 }
 
 func (l *loopRemote) Stop(_ context.Context, _ uint64, sent []StreamResult) (RemoteResult, error) {
+	l.stops++
 	var out RemoteResult
 	if l.tx != nil {
 		sr, err := l.tx.Stop()
@@ -130,6 +134,50 @@ func TestRemoteIntervalsSumToTotals(t *testing.T) {
 	}
 	if f := ivs[len(ivs)-1]; f.SentSoFar != tot.Sent || f.ReceivedSoFar != tot.Received {
 		t.Errorf("final interval totals %d/%d, want %d/%d", f.SentSoFar, f.ReceivedSoFar, tot.Sent, tot.Received)
+	}
+}
+
+// TestRemoteLostMidTrial: port B lost during a trial stops it at once
+// (within the settle wait and the late grace, not at the trial's end);
+// Run returns no counters, never a lossy result, and an error wrapping
+// Remote.Err, and tells a lost port B nothing more.
+func TestRemoteLostMidTrial(t *testing.T) {
+	for _, dir := range []Direction{AtoB, BtoA} {
+		t.Run(dir.String(), func(t *testing.T) {
+			lr := newLoopRemote()
+			e, err := NewRemote(RemoteConfig{Local: UDPPortConfig{Addr: lr.lo, Port: 42592}}, lr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			errLost := errors.New("port B lost")
+			spec := Spec{FrameSize: 128, Streams: []Stream{{ID: 1, Direction: dir}}, RateFPS: 2000, Duration: 5 * time.Second, Settle: 100 * time.Millisecond}
+			lost := time.AfterFunc(300*time.Millisecond, func() {
+				lr.err = errLost
+				close(lr.done)
+			})
+			defer lost.Stop()
+			start := time.Now()
+			res, err := e.Run(t.Context(), spec)
+			took := time.Since(start)
+			if !errors.Is(err, errLost) {
+				t.Errorf("Run: %v, want an error wrapping Remote.Err", err)
+			}
+			if len(res.Streams) != 0 || res.TesterLimited {
+				t.Errorf("result %+v, want no counters", res)
+			}
+			if took > 300*time.Millisecond+spec.Settle+LateGrace+500*time.Millisecond {
+				t.Errorf("Run took %v after a loss at 300 ms, want it stopped at once", took)
+			}
+			if lr.stops != 0 {
+				t.Errorf("%d Stop calls to a lost port B, want 0", lr.stops)
+			}
+			// Port B's own sockets (a real agent closes them when the
+			// session ends).
+			if lr.tx != nil {
+				lr.tx.Stop()
+			}
+			lr.rx.Stop(nil)
+		})
 	}
 }
 
