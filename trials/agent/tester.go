@@ -207,7 +207,8 @@ func (r remote) Stop(ctx context.Context, id uint64, sent []trials.StreamResult)
 		ws = append(ws, wire.StreamSent{ID: s.ID, Sent: s.Sent})
 	}
 	res, err := r.c.Stop(ctx, id, ws)
-	return trials.RemoteResult{Streams: res.Streams, TesterLimited: res.TesterLimited, TesterLimitReason: res.TesterLimitReason}, err
+	return trials.RemoteResult{Streams: res.Streams, TesterLimited: res.TesterLimited, TesterLimitReason: res.TesterLimitReason,
+		Reflected: res.Reflected, Paths: res.Paths}, err
 }
 
 func streamsOf(s trials.Spec, d trials.Direction) []trials.Stream {
