@@ -16,8 +16,8 @@
 // stream's frames, send paced batches (one pace loop for all), receive
 // frames with their timestamps into the shared counters, report its kernel
 // drops and paths. The raw transport is raw_*.go (Engine), the UDP
-// transport udp_*.go (UDPEngine, and the two-host halves of package
-// trials/agent in udp_half*.go), the AF_XDP transport xdp_*.go
+// transport udp_*.go (UDPEngine, and the halves of two-host trials in
+// udp_half*.go), the AF_XDP transport xdp_*.go
 // (XDPEngine); no file of one transport calls into another's. The raw and
 // xdp ports share one ARP/ND neighbour (neighbour_linux.go: answers for the
 // tester's addresses, the DUT's MAC, the frame-size checks). Counters and latency are receiver.go, rxstats.go and latency.go,
@@ -89,14 +89,23 @@
 // offered and received in it, the loss so far and the latency min/avg/max
 // of its frames; a trial's intervals add up to its Sent and Received. Both
 // engines report them from the one trial skeleton; the intervals change no
-// measured figure. The two-host halves do not report intervals.
+// measured figure. A two-host trial reports this host's halves' counts as
+// Partial intervals, then a final one with both hosts' totals.
 //
-// # Two-host halves
+// # Two-host trials
 //
-// StartUDPReceive and StartUDPSend (with UDPHalfConfig and their options and
-// results) run one host's half of a trial whose other half runs elsewhere;
-// they exist for package trials/agent. Other callers use Engine or
-// UDPEngine.
+//	e, err := trials.NewRemote(trials.RemoteConfig{Local: a}, remote) // port B elsewhere
+//	res, err := e.Run(ctx, spec)                                     // same Spec, same Result
+//
+// A RemoteEngine is a transport under the one trial skeleton whose port B
+// runs on another host: port A's UDP sockets here (the one pace loop),
+// port B driven through a Remote (set up at learning, started before
+// traffic, stopped with port A's sent counts after the settle wait;
+// package trials/agent's Client over its control connection), both hosts'
+// counters merged into one Result (remote.go, remote_linux.go). On the far
+// host, RemotePort is port B's sockets: Receive counts (and reflects) the
+// A->B streams, Send sends the B->A ones, to and from port A's address
+// only.
 //
 // # Safety and portability
 //

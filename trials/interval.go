@@ -175,7 +175,8 @@ type sampler struct {
 	b     intervalBuilder
 	stop  chan struct{}
 	done  chan struct{}
-	// partial marks the periodic intervals Partial (HalfIntervals).
+	// partial marks the periodic intervals Partial (RemoteEngine: this
+	// host sees only its part of the trial).
 	partial bool
 }
 

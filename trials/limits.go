@@ -31,13 +31,13 @@ func validateLimits(prefix string, maxRateFPS, tol float64) error {
 	return nil
 }
 
-// StallReason is the catch-up rule for one stream: when its generator fell
+// stallReason is the catch-up rule for one stream: when its generator fell
 // more than maxLag behind schedule and the frames it caught up with (lag ×
 // intended fps, spread at up to CatchUpOverspeed above the rate or sent as a
 // burst) could hold every frame lost, the loss may be the tester's own: a
 // DUT at its limit cannot absorb any catch-up, however spread. It returns the reason, or "" when the rule does not apply.
 // Such a limit is transient (Result.TesterLimitTransient).
-func StallReason(r StreamResult, maxLag time.Duration) string {
+func stallReason(r StreamResult, maxLag time.Duration) string {
 	lag := time.Duration(r.MaxLagNs)
 	burst := lag.Seconds() * r.IntendedFPS
 	if r.Lost == 0 || lag <= maxLag || float64(r.Lost) > burst {

@@ -66,7 +66,7 @@ func generatorReasons(st *streamState, r StreamResult, intended, tol float64, ma
 		return false, []string{fmt.Sprintf("stream %d: generator offered %.0f fps, %.2f%% below the intended %.0f fps",
 			st.spec.ID, r.OfferedFPS, 100*(1-r.OfferedFPS/intended), intended)}
 	}
-	if why := StallReason(r, maxLag); why != "" {
+	if why := stallReason(r, maxLag); why != "" {
 		return true, []string{why}
 	}
 	return false, nil

@@ -92,7 +92,14 @@ type trialRules struct {
 	maxLag      time.Duration
 	batch       int
 	pacedBursts bool
+	// partialIntervals marks the periodic intervals Partial: the
+	// transport sees only this host's part of the trial (RemoteEngine).
+	partialIntervals bool
 }
+
+// peerRun is a transport whose peer fixes a trial's run id at learning
+// (RemoteEngine: both hosts derive it from the trial id).
+type peerRun interface{ peerRunID() uint8 }
 
 // runTransport runs one trial over tr: validate, the transport's checks, the rate
 // cap, learning, run id, streams and pacers, receivers, traffic and the
@@ -142,6 +149,9 @@ func runTransport(ctx context.Context, tr transport, spec Spec, unpaced bool) (R
 		es.runID = 1
 	}
 	runID := es.runID
+	if p, ok := tr.(peerRun); ok {
+		runID = p.peerRunID()
+	}
 
 	// Streams and their pacers.
 	states := make([]*streamState, len(spec.Streams))
@@ -184,7 +194,7 @@ func runTransport(ctx context.Context, tr transport, spec Spec, unpaced bool) (R
 			txs[i] = tr.sender(i, txStreams[i], runID, spec, &stop)
 		}
 	}
-	smp := startSampler(spec, res.Start, states, rx)
+	smp := startSamplerOf(spec, res.Start, states, rx, rules.partialIntervals)
 	txErr := runTraffic(txs, states, rx, spec.Settle)
 	drops, rerr := tr.stopReceive(rxStreams)
 	smp.finish(states, rx)
@@ -301,6 +311,11 @@ func publishSent(streams []*streamState) {
 // the hard stop passes or the trial is stopped.
 type trialTx interface{ run() error }
 
+// farTx is a transmit side whose frames leave another host (RemoteEngine's
+// port B): its end, wall-clock ns, starts the settle wait as a local
+// stream's last frame does.
+type farTx interface{ endNs() int64 }
+
 // runTraffic runs one trial's transmitters (a nil entry is a side that does
 // not send) to their end, then stores the settle deadline (the streams' last
 // send time plus settle, wall-clock ns) in the receivers and sleeps until the
@@ -319,6 +334,11 @@ func runTraffic(txs [2]trialTx, states []*streamState, rx [2]*rxTrial, settle ti
 	var lastNs int64
 	for _, s := range states {
 		lastNs = max(lastNs, s.lastNs, s.drainNs) // the settle wait starts when the last frame left
+	}
+	for _, t := range txs {
+		if f, ok := t.(farTx); ok {
+			lastNs = max(lastNs, f.endNs())
+		}
 	}
 	if lastNs == 0 {
 		lastNs = time.Now().UnixNano()

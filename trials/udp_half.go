@@ -1,29 +1,7 @@
 package trials
 
-import (
-	"net/netip"
-	"time"
-)
-
-// UDPHalfConfig is one host's half of a two-host UDP trial: the sockets of
-// one tester port whose peer runs on another host (package trials/agent
-// pairs a controller's port A with a remote agent's port B). The zero value
-// of every field is a documented default.
-type UDPHalfConfig struct {
-	// Namespace is the network namespace the sockets are opened in (as
-	// under /run/netns; needs root). Empty means the caller's namespace.
-	Namespace string
-	// SocketBuffer is every socket's send and receive buffer, in bytes;
-	// zero means DefaultUDPSocketBuffer.
-	SocketBuffer int
-	// Batch caps the datagrams per sendmmsg call; zero means 64.
-	Batch int
-	// TesterLimitTolerance and MaxLag mean what they mean in Config.
-	TesterLimitTolerance float64
-	MaxLag               time.Duration
-}
-
-func (c UDPHalfConfig) withDefaults() UDPHalfConfig {
+// withDefaults fills in the documented defaults of p's zero fields.
+func (c RemotePort) withDefaults() RemotePort {
 	if c.SocketBuffer <= 0 {
 		c.SocketBuffer = DefaultUDPSocketBuffer
 	}
@@ -34,43 +12,14 @@ func (c UDPHalfConfig) withDefaults() UDPHalfConfig {
 	return c
 }
 
-// UDPReceiveOptions says what a UDPReceive counts and where it reflects.
-type UDPReceiveOptions struct {
-	// Listen is the address the receive socket binds to; port zero picks
-	// a free port (UDPReceive.Port says which).
-	Listen netip.AddrPort
-	// From, when valid, is the only source address whose datagrams are
-	// counted or reflected; datagrams from anywhere else are ignored.
-	From netip.Addr
-	// Reflect, when valid, is where received test frames of the counted
-	// streams are sent back unchanged (same signature, same transmit
-	// stamp), from the receive socket, so the sender times their round
-	// trip. At most ReflectFPS frames per second are reflected (a token
-	// bucket holding 50 ms of them, at least one).
-	Reflect    netip.AddrPort
-	ReflectFPS float64
-	// RoundTrip lists streams this port sent whose reflected copies come
-	// back to it: their latency (receive time minus the original transmit
-	// stamp) is the round trip, reported in UDPReceiveResult.RoundTrip.
-	// The tagged frame of each is the one its UDPSend tagged.
-	RoundTrip []Stream
-	// Tx is the UDPSend of the RoundTrip streams (it knows which frame was
-	// tagged); nil when there are none.
-	Tx *UDPSend
-}
-
-// UDPReceiveResult is what a UDPReceive counted.
-type UDPReceiveResult struct {
+// udpReceiveResult is what a udpReceive counted.
+type udpReceiveResult struct {
 	// Streams holds the receive counters of each counted stream (in the
-	// order given to StartUDPReceive): Received, Lost, Reordered,
+	// order given to startUDPReceive): Received, Lost, Reordered,
 	// Duplicate, Late, LastLossNs, latency; Sent is what the sender
 	// reported (Stop's sent).
 	Streams []StreamResult
-	// RoundTrip holds, per UDPReceiveOptions.RoundTrip stream, the latency
-	// of its reflected frames: Latency and TaggedLatencyNs are round
-	// trips, Received counts the reflected frames timed.
-	RoundTrip []StreamResult
-	// Reflected counts frames sent back to UDPReceiveOptions.Reflect.
+	// Reflected counts frames sent back to RemoteReceive.Reflect.
 	Reflected uint64
 	// KernelDrops counts datagrams the socket dropped in the kernel.
 	KernelDrops uint64
@@ -78,24 +27,8 @@ type UDPReceiveResult struct {
 	Paths Paths
 }
 
-// UDPSendOptions says where a UDPSend sends and within which limits.
-type UDPSendOptions struct {
-	// Src is the local source address; the zero Addr lets the kernel
-	// choose it.
-	Src netip.Addr
-	// Dst is the only destination: every send socket is connected to it,
-	// and the sender checks the connection (getpeername) before the first
-	// frame.
-	Dst netip.AddrPort
-	// MaxFPS caps the streams' summed rate, in frames per second; zero
-	// means no cap. A trial above it is refused.
-	MaxFPS float64
-	// Deadline, when set, is when sending stops whatever the pacer says.
-	Deadline time.Time
-}
-
-// UDPSendResult is what a UDPSend sent.
-type UDPSendResult struct {
+// udpSendResult is what a udpSend sent.
+type udpSendResult struct {
 	// Streams holds the send counters of each stream (Sent, IntendedFPS,
 	// OfferedFPS, TxSeconds, MaxLagNs), in the order given.
 	Streams []StreamResult

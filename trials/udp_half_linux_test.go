@@ -23,26 +23,17 @@ func TestUDPReceiveProcessAllocs(t *testing.T) {
 	defer sink.Close()
 	spec := Spec{FrameSize: 128, Streams: []Stream{{ID: 1, Direction: AtoB}}, RateFPS: 1000, Duration: time.Second}
 	src := netip.MustParseAddr("127.0.0.1")
-	u, err := StartUDPReceive(UDPHalfConfig{SocketBuffer: 1 << 20}, spec, 5, spec.Streams, UDPReceiveOptions{
+	u, err := startUDPReceive(RemotePort{SocketBuffer: 1 << 20}, spec, 5, spec.Streams, RemoteReceive{
 		Listen: netip.MustParseAddrPort("127.0.0.1:0"), From: src,
 		Reflect: sink.LocalAddr().(*net.UDPAddr).AddrPort(), ReflectFPS: 1e9,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Stop the receive loop and drive process by hand.
-	u.r.conn.SetReadDeadline(time.Now())
-	<-u.done
-	r := u.r
-	n := framing.UDPPayloadSize(128, framing.IPv4UDP, false)
-	framing.FillPayload(r.bufs[0][:n])
-	r.hdrs[0].n = uint32(n)
-	r.hdrs[0].hdr.SetControllen(0)
-	sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(&u.names[0][0]))
-	sa.Family, sa.Addr = unix.AF_INET, src.As4()
+	b := byHand(u, src)
 	var seq uint64
 	allocs := testing.AllocsPerRun(200, func() {
-		framing.EncodeSignature(r.bufs[0][:n], framing.Signature{RunID: 5, StreamID: 1, Seq: seq, TxNs: time.Now().UnixNano()})
+		framing.EncodeSignature(b, framing.Signature{RunID: 5, StreamID: 1, Seq: seq, TxNs: time.Now().UnixNano()})
 		seq++
 		u.process(1)
 	})
@@ -162,7 +153,7 @@ func TestUDPReceiveSourceFilter(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer sink.Close()
-		u, err := StartUDPReceive(UDPHalfConfig{SocketBuffer: 1 << 20}, spec, 5, spec.Streams, UDPReceiveOptions{
+		u, err := startUDPReceive(RemotePort{SocketBuffer: 1 << 20}, spec, 5, spec.Streams, RemoteReceive{
 			Listen: netip.MustParseAddrPort(tc.listen), From: peer, Reflect: sink.LocalAddr().(*net.UDPAddr).AddrPort(), ReflectFPS: 1e6})
 		if err != nil {
 			if tc.stranger == "" {
@@ -216,4 +207,20 @@ func TestUDPReceiveSourceFilter(t *testing.T) {
 			t.Errorf("%s: %d strangers' datagrams reached the socket, %d counted; want 0 and %d", tc.listen, u.foreignSrc, res.Streams[0].Received, want)
 		}
 	}
+}
+
+// byHand stops u's receive loop and readies datagram 0 of its batch as a
+// 128-byte frame's payload from src (IPv4), for tests that drive process
+// by hand; it returns the payload to sign.
+func byHand(u *udpReceive, src netip.Addr) []byte {
+	u.r.conn.SetReadDeadline(time.Now())
+	<-u.done
+	r := u.r
+	n := framing.UDPPayloadSize(128, framing.IPv4UDP, false)
+	framing.FillPayload(r.bufs[0][:n])
+	r.hdrs[0].n = uint32(n)
+	r.hdrs[0].hdr.SetControllen(0)
+	sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(&u.names[0][0]))
+	sa.Family, sa.Addr = unix.AF_INET, src.As4()
+	return r.bufs[0][:n]
 }

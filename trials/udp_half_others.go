@@ -6,49 +6,33 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"time"
 )
 
 var errUDPHalf = fmt.Errorf("the two-host UDP transport needs Linux: %w on %s", ErrNotSupported, runtime.GOOS)
 
-// UDPReceive is one running receive half (Linux only).
-type UDPReceive struct{}
+// udpReceive is one running receive half (Linux only).
+type udpReceive struct{}
 
-// StartUDPReceive needs Linux.
-func StartUDPReceive(UDPHalfConfig, Spec, uint8, []Stream, UDPReceiveOptions) (*UDPReceive, error) {
+// startUDPReceive needs Linux.
+func startUDPReceive(RemotePort, Spec, uint8, []Stream, RemoteReceive) (*udpReceive, error) {
 	return nil, errUDPHalf
 }
 
 // Port is the UDP port the socket is bound to.
-func (u *UDPReceive) Port() uint16 { return 0 }
+func (u *udpReceive) Port() uint16 { return 0 }
 
 // Stop stops receiving.
-func (u *UDPReceive) Stop(map[uint16]uint64) (UDPReceiveResult, error) {
-	return UDPReceiveResult{}, errUDPHalf
+func (u *udpReceive) Stop(map[uint16]uint64) (udpReceiveResult, error) {
+	return udpReceiveResult{}, errUDPHalf
 }
 
-// UDPSend is one running send half (Linux only).
-type UDPSend struct{}
+// udpSend is one running send half (Linux only).
+type udpSend struct{}
 
-// StartUDPSend needs Linux.
-func StartUDPSend(context.Context, UDPHalfConfig, Spec, uint8, []Stream, UDPSendOptions) (*UDPSend, error) {
+// startUDPSend needs Linux.
+func startUDPSend(context.Context, RemotePort, Spec, uint8, []Stream, RemoteSend) (*udpSend, error) {
 	return nil, errUDPHalf
 }
 
-// Done is closed when the sender has stopped.
-func (u *UDPSend) Done() <-chan struct{} { c := make(chan struct{}); close(c); return c }
-
 // Stop stops sending.
-func (u *UDPSend) Stop() (UDPSendResult, error) { return UDPSendResult{}, errUDPHalf }
-
-// HalfIntervals reports a two-host trial's intervals (Linux only).
-type HalfIntervals struct{}
-
-// StartHalfIntervals needs Linux: it returns nil, which does nothing.
-func StartHalfIntervals(Spec, time.Time, *UDPSend, *UDPReceive) *HalfIntervals { return nil }
-
-// Finish does nothing.
-func (h *HalfIntervals) Finish(Result) {}
-
-// Stop does nothing.
-func (h *HalfIntervals) Stop() {}
+func (u *udpSend) Stop() (udpSendResult, error) { return udpSendResult{}, errUDPHalf }

@@ -19,10 +19,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// UDPReceive is one running receive half: a UDP socket counting some
+// udpReceive is one running receive half: a UDP socket counting some
 // streams of one trial (and reflecting their frames, for round-trip
 // latency), until Stop.
-type UDPReceive struct {
+type udpReceive struct {
 	r       *udpReceiver
 	names   [][unix.SizeofSockaddrInet6]byte
 	from    netip.Addr
@@ -31,6 +31,7 @@ type UDPReceive struct {
 	rtt     []*streamState // reflected copies of streams this port sent
 	rttTx   []*streamState // the sending states of rtt (tagged frame)
 	spec    Spec
+	proto   framing.Proto // of the listen address
 	drops0  uint64
 	done    chan struct{}
 
@@ -45,9 +46,28 @@ type UDPReceive struct {
 	foreignSrc uint64
 }
 
-// StartUDPReceive opens a receive socket on opt.Listen and counts the
+// startUDPReceive opens a receive socket on opt.Listen and counts the
 // streams recv of spec, whose frames carry run id runID, until Stop.
-func StartUDPReceive(cfg UDPHalfConfig, spec Spec, runID uint8, recv []Stream, opt UDPReceiveOptions) (*UDPReceive, error) {
+func startUDPReceive(cfg RemotePort, spec Spec, runID uint8, recv []Stream, opt RemoteReceive) (*udpReceive, error) {
+	u, err := openUDPReceive(cfg, spec, recv, opt)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range recv {
+		u.streams = append(u.streams, newStreamState(s))
+	}
+	t := newRxTrial(runID, spec.FrameSize, u.streams)
+	if spec.OnInterval != nil {
+		t.live = newLiveMeter() // process publishes it once per batch
+	}
+	u.start(t)
+	return u, nil
+}
+
+// openUDPReceive checks what a receive half allocates from and opens its
+// socket on opt.Listen (with the source filter of opt.From); it counts
+// nothing until start.
+func openUDPReceive(cfg RemotePort, spec Spec, recv []Stream, opt RemoteReceive) (*udpReceive, error) {
 	cfg = cfg.withDefaults()
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -70,56 +90,50 @@ func StartUDPReceive(cfg UDPHalfConfig, spec Spec, runID uint8, recv []Stream, o
 			return nil, fmt.Errorf("udp receive: source filter for %v: %w", opt.From, err)
 		}
 	}
-	u := &UDPReceive{r: r, from: opt.From, spec: spec, reflect: opt.Reflect, reflectFPS: opt.ReflectFPS, done: make(chan struct{})}
+	u := &udpReceive{r: r, from: opt.From, spec: spec, reflect: opt.Reflect, reflectFPS: opt.ReflectFPS, done: make(chan struct{}), proto: framing.IPv4UDP}
+	if opt.Listen.Addr().Is6() {
+		u.proto = framing.IPv6UDP
+	}
 	u.names = make([][unix.SizeofSockaddrInet6]byte, len(r.hdrs))
 	for i := range r.hdrs {
 		r.hdrs[i].hdr.Name = &u.names[i][0]
 		r.hdrs[i].hdr.Namelen = unix.SizeofSockaddrInet6
 	}
-	for _, s := range recv {
-		u.streams = append(u.streams, newStreamState(s))
-	}
-	all := append([]*streamState(nil), u.streams...)
-	for _, s := range opt.RoundTrip {
+	return u, nil
+}
+
+// echo adds to t, before start, the reflected copies of the streams rtt
+// this port sent (round-trip latency); txOf gives the sending state of a
+// stream (its tagged frame), or nil.
+func (u *udpReceive) echo(t *rxTrial, rtt []Stream, txOf func(id uint16) *streamState) {
+	for _, s := range rtt {
 		st := newStreamState(s)
 		st.echo = true
 		u.rtt = append(u.rtt, st)
-		all = append(all, st)
-		var tx *streamState
-		if opt.Tx != nil {
-			for _, x := range opt.Tx.streams {
-				if x.st.spec.ID == s.ID {
-					tx = x.st
-				}
-			}
-		}
-		u.rttTx = append(u.rttTx, tx)
+		u.rttTx = append(u.rttTx, txOf(s.ID))
+		t.streams = append(t.streams, st)
 	}
-	u.t = newRxTrial(runID, spec.FrameSize, all)
-	if spec.OnInterval != nil {
-		u.t.live = newLiveMeter() // process publishes it once per batch
-	}
-	proto := framing.IPv4UDP
-	if opt.Listen.Addr().Is6() {
-		proto = framing.IPv6UDP
-	}
-	u.drops0 = r.drops()
-	r.start(u.t, framing.UDPPayloadSize(spec.FrameSize, proto, false), -1)
+}
+
+// start starts counting into t (and reflecting) until Stop or halt.
+func (u *udpReceive) start(t *rxTrial) {
+	u.t = t
+	u.drops0 = u.r.drops()
+	u.r.start(u.t, framing.UDPPayloadSize(u.spec.FrameSize, u.proto, false), -1)
 	u.tokens = 1
-	if spec.TagAfter > 0 && spec.RateFPS > 0 {
+	if spec := u.spec; spec.TagAfter > 0 && spec.RateFPS > 0 {
 		n := NewDurationPacer(spec.RateFPS, spec.Duration, spec.RateChange, pacedBatch).due(spec.TagAfter)
 		u.tagLo, u.tagHi = n-min(n, reflectTagWindow), n+reflectTagWindow
 	}
 	go u.run()
-	return u, nil
 }
 
 // Port is the UDP port the socket is bound to.
-func (u *UDPReceive) Port() uint16 {
+func (u *udpReceive) Port() uint16 {
 	return u.r.conn.LocalAddr().(*net.UDPAddr).AddrPort().Port()
 }
 
-func (u *UDPReceive) run() {
+func (u *udpReceive) run() {
 	defer close(u.done)
 	r := u.r
 	runtime.LockOSThread()
@@ -133,7 +147,7 @@ func (u *UDPReceive) run() {
 }
 
 // source is the source address of datagram i of the batch.
-func (u *UDPReceive) source(i int) netip.Addr {
+func (u *udpReceive) source(i int) netip.Addr {
 	b := &u.names[i]
 	switch (*unix.RawSockaddr)(unsafe.Pointer(&b[0])).Family {
 	case unix.AF_INET:
@@ -148,7 +162,7 @@ func (u *UDPReceive) source(i int) netip.Addr {
 
 // process counts (and reflects) the first n datagrams of the batch. It does
 // not allocate.
-func (u *UDPReceive) process(n int) {
+func (u *udpReceive) process(n int) {
 	r := u.r
 	for i := 0; i < n; i++ {
 		if u.from.IsValid() && u.source(i) != u.from {
@@ -184,7 +198,7 @@ const reflectTagWindow = 32
 // the tagged frame's round trip is timed at any rate: the bucket then goes
 // into debt (at most 2·reflectTagWindow+1 frames, once per trial), which
 // later frames repay, so the average stays within ReflectFPS.
-func (u *UDPReceive) reflectOne(b []byte, ts int64) {
+func (u *udpReceive) reflectOne(b []byte, ts int64) {
 	sig, err := framing.DecodeSignature(b)
 	if err != nil || sig.RunID != u.t.runID || u.t.lookup(sig.StreamID) == nil {
 		return
@@ -205,17 +219,30 @@ func (u *UDPReceive) reflectOne(b []byte, ts int64) {
 	u.reflected++
 }
 
+// halt stops the receive loop; frames the socket holds when it is called
+// are counted first. It returns the loop's error.
+func (u *udpReceive) halt() error {
+	err := u.r.conn.SetReadDeadline(time.Now())
+	<-u.done
+	return errors.Join(err, u.r.err)
+}
+
+// kernelDrops is what the socket dropped in the kernel since start: the
+// larger of its drop count (SO_MEMINFO) and the last SO_RXQ_OVFL seen.
+func (u *udpReceive) kernelDrops() uint64 {
+	return max(u.r.drops()-u.drops0, uint64(u.r.ovfl-u.r.ovfl0))
+}
+
 // Stop stops receiving and returns the counters. sent holds what the
 // sender sent per stream ID (nil: unknown; Lost is then zero). Frames the
 // socket holds when Stop is called are counted first.
-func (u *UDPReceive) Stop(sent map[uint16]uint64) (UDPReceiveResult, error) {
-	err := u.r.conn.SetReadDeadline(time.Now())
-	<-u.done
-	res := UDPReceiveResult{Reflected: u.reflected, Paths: Paths{Transport: "udp", RX: "recvmmsg", Timestamps: "kernel-sw"}}
+func (u *udpReceive) Stop(sent map[uint16]uint64) (udpReceiveResult, error) {
+	err := u.halt()
+	res := udpReceiveResult{Reflected: u.reflected, Paths: Paths{Transport: "udp", RX: "recvmmsg", Timestamps: "kernel-sw"}}
 	if !u.r.tsSeen {
 		res.Paths.Timestamps = "none"
 	}
-	res.KernelDrops = max(u.r.drops()-u.drops0, uint64(u.r.ovfl-u.r.ovfl0))
+	res.KernelDrops = u.kernelDrops()
 	for i, st := range u.streams {
 		n, ok := sent[st.spec.ID]
 		if !ok {
@@ -229,12 +256,7 @@ func (u *UDPReceive) Stop(sent map[uint16]uint64) (UDPReceiveResult, error) {
 		}
 		res.Streams = append(res.Streams, sr)
 	}
-	for _, st := range u.rtt {
-		st.sent = st.received
-		sr := st.result(u.spec.RateFPS)
-		res.RoundTrip = append(res.RoundTrip, sr)
-	}
-	return res, errors.Join(err, u.r.err, u.r.conn.Close())
+	return res, errors.Join(err, u.r.conn.Close())
 }
 
 // attachSourceFilter makes the kernel drop, before they are queued on the

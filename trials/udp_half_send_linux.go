@@ -13,25 +13,25 @@ import (
 	"github.com/rfc2544/rfc2544/framing"
 )
 
-// UDPSend is one running send half: the streams of one port of a trial,
+// udpSend is one running send half: the streams of one port of a trial,
 // sent to one destination, until they end, Stop, the deadline, or the
 // context's end.
-type UDPSend struct {
+type udpSend struct {
 	streams []*udpStreamTx
 	spec    Spec
-	cfg     UDPHalfConfig
+	cfg     RemotePort
 	stop    atomic.Bool
 	done    chan struct{}
 	err     error
 	once    sync.Once
-	res     UDPSendResult
+	res     udpSendResult
 }
 
-// StartUDPSend opens one connected send socket per flow of each stream in
+// startUDPSend opens one connected send socket per flow of each stream in
 // send, sends one learning datagram per flow, and starts sending the
 // streams (after spec.Learning, at least 20 ms) to opt.Dst with run id
 // runID. It returns at once.
-func StartUDPSend(ctx context.Context, cfg UDPHalfConfig, spec Spec, runID uint8, send []Stream, opt UDPSendOptions) (*UDPSend, error) {
+func startUDPSend(ctx context.Context, cfg RemotePort, spec Spec, runID uint8, send []Stream, opt RemoteSend) (*udpSend, error) {
 	cfg = cfg.withDefaults()
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -65,25 +65,15 @@ func StartUDPSend(ctx context.Context, cfg UDPHalfConfig, spec Spec, runID uint8
 		proto = framing.IPv6UDP
 	}
 	payloadLen := framing.UDPPayloadSize(spec.FrameSize, proto, false)
-	u := &UDPSend{spec: spec, cfg: cfg, done: make(chan struct{})}
+	u := &udpSend{spec: spec, cfg: cfg, done: make(chan struct{})}
 	for _, s := range send {
 		st := newStreamState(s)
 		st.pacer = trialPacer(spec, cfg.Batch, false)
 		stx := &udpStreamTx{st: st}
 		u.streams = append(u.streams, stx)
-		for f := 0; f < max(s.Flows, 1); f++ {
-			fl, err := openUDPFlow(cfg.Namespace, opt.Src, opt.Dst, cfg.SocketBuffer, payloadLen, cfg.Batch)
-			if err != nil {
-				u.close()
-				return nil, fmt.Errorf("udp send stream %d flow %d: %w", s.ID, f, err)
-			}
-			stx.flows = append(stx.flows, fl)
-			// Defence in depth: the kernel sends this socket's datagrams
-			// only to its connected peer; check that it is opt.Dst.
-			if p, ok := fl.conn.RemoteAddr().(interface{ AddrPort() netip.AddrPort }); !ok || p.AddrPort() != opt.Dst {
-				u.close()
-				return nil, fmt.Errorf("udp send stream %d: socket connected to %v, not the allowed destination %v", s.ID, fl.conn.RemoteAddr(), opt.Dst)
-			}
+		if err := openHalfFlows(stx, cfg, opt.Src, opt.Dst, payloadLen); err != nil {
+			u.close()
+			return nil, err
 		}
 	}
 	stopCtx := context.AfterFunc(ctx, func() { u.stop.Store(true) })
@@ -128,19 +118,16 @@ func StartUDPSend(ctx context.Context, cfg UDPHalfConfig, spec Spec, runID uint8
 	return u, nil
 }
 
-func (u *UDPSend) close() {
+func (u *udpSend) close() {
 	for _, s := range u.streams {
 		s.close()
 	}
 }
 
-// Done is closed when the sender has stopped and closed its sockets.
-func (u *UDPSend) Done() <-chan struct{} { return u.done }
-
 // Stop stops sending, if it has not stopped already, waits for the sender
 // to finish (one batch at most) and returns the counters. It may be called
 // more than once.
-func (u *UDPSend) Stop() (UDPSendResult, error) {
+func (u *udpSend) Stop() (udpSendResult, error) {
 	u.stop.Store(true)
 	<-u.done
 	u.once.Do(func() {
@@ -160,4 +147,23 @@ func (u *UDPSend) Stop() (UDPSendResult, error) {
 		u.res.Paths = Paths{Transport: "udp", TX: "sendmmsg", TxSched: lastTxSched()}
 	})
 	return u.res, u.err
+}
+
+// openHalfFlows opens the send sockets of stx, one per flow, connected to
+// dst only, and checks each is (getpeername): defence in depth, since the
+// kernel sends a connected socket's datagrams only to its peer. The caller
+// closes stx on error.
+func openHalfFlows(stx *udpStreamTx, cfg RemotePort, src netip.Addr, dst netip.AddrPort, payloadLen int) error {
+	id := stx.st.spec.ID
+	for f := 0; f < max(stx.st.spec.Flows, 1); f++ {
+		fl, err := openUDPFlow(cfg.Namespace, src, dst, cfg.SocketBuffer, payloadLen, cfg.Batch)
+		if err != nil {
+			return fmt.Errorf("udp send stream %d flow %d: %w", id, f, err)
+		}
+		stx.flows = append(stx.flows, fl)
+		if p, ok := fl.conn.RemoteAddr().(interface{ AddrPort() netip.AddrPort }); !ok || p.AddrPort() != dst {
+			return fmt.Errorf("udp send stream %d: socket connected to %v, not the allowed destination %v", id, fl.conn.RemoteAddr(), dst)
+		}
+	}
+	return nil
 }

@@ -24,13 +24,14 @@
 // The traffic itself is behind the Traffic interface: the agent calls
 // StartReceive and StartSend and collects trials.StreamResult counters from
 // them. Package agenttest has a fake for tests; UDPTraffic implements it on
-// the UDP transport of package trials (trials.StartUDPReceive and
-// trials.StartUDPSend), enforcing the destination, rate and deadline again
-// at the socket level. On the controller side, Dial returns a Client whose
-// Setup, Start and Stop drive one trial, and NewTester turns a Client into an
-// rfc2544.Tester: a local UDP port A plus the agent as port B (A->B, B->A
-// with TesterConfig.Reverse, or both), latency timed round trip on frames
-// the agent reflects (Result.Paths.Latency "round-trip"). A lost agent
+// the UDP transport of package trials (trials.RemotePort's Receive and
+// Send), enforcing the destination, rate and deadline again at the socket
+// level. On the controller side, Dial returns a Client whose Setup, Start
+// and Stop drive one trial, and NewTester turns a Client into an
+// rfc2544.Tester: a trials.RemoteEngine (the trial's sequence and the merge
+// of both hosts' counters) over the Client as its Remote, a local UDP port
+// A plus the agent as port B (A->B, B->A with TesterConfig.Reverse, or
+// both), latency timed round trip on frames the agent reflects (Result.Paths.Latency "round-trip"). A lost agent
 // surfaces as ErrAgentLost; the Tester's Run then fails with an error that
 // also matches ErrTrialInvalid ("trial invalid: agent lost — not DUT loss"),
 // never a lossy result, and does not retry (the session is gone): the

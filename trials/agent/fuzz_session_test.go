@@ -27,7 +27,7 @@ type fuzzAgent struct {
 func startFuzzAgent(f *testing.F) *fuzzAgent {
 	srv, err := agent.NewServer(agent.Config{
 		Token:   token,
-		Traffic: &agent.UDPTraffic{Config: trials.UDPHalfConfig{SocketBuffer: 256 << 10}},
+		Traffic: &agent.UDPTraffic{Config: trials.RemotePort{SocketBuffer: 256 << 10}},
 		Policy:  agent.Policy{MaxRateBps: 1e6, MaxDuration: 2 * time.Second},
 		// Keep whole fuzzing runs within the failed-handshake allowance.
 		AuthBurst: 1 << 20,

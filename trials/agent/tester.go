@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"sync"
-	"time"
 
 	"github.com/rfc2544/rfc2544/trials"
 	"github.com/rfc2544/rfc2544/trials/agent/wire"
@@ -21,8 +19,9 @@ type TesterConfig struct {
 	// Addr must be the address the agent sees the control connection come
 	// from: the agent sends only there.
 	Local trials.UDPPortConfig
-	// Half holds the sockets' buffers and tester-limit rules.
-	Half trials.UDPHalfConfig
+	// Half holds the sockets' buffers and tester-limit rules, as an
+	// agent's port has them; its Namespace is ignored (Local's is used).
+	Half trials.RemotePort
 	// Latency is the latency mode; empty means LatencyRoundTrip.
 	// LatencyOneWay needs an agent started with --clock-sync ptp.
 	Latency LatencyMode
@@ -62,10 +61,8 @@ var ErrTrialInvalid = errors.New("trial invalid: agent lost — not DUT loss")
 // since the session is gone: the rfc2544 runner stops with that message,
 // and the user restarts the agent and the run.
 type Tester struct {
-	c   *Client
-	cfg TesterConfig
-	mu  sync.Mutex
-	id  uint64
+	e       *trials.RemoteEngine
+	reverse bool
 }
 
 // NewTester returns a Tester for the session c. The agent sends only to the
@@ -100,8 +97,12 @@ func NewTester(c *Client, cfg TesterConfig) (*Tester, error) {
 	if !cfg.Local.Addr6.IsValid() && peer.Is6() {
 		cfg.Local.Addr6 = peer
 	}
-	cfg.Half.Namespace = cfg.Local.Namespace
-	return &Tester{c: c, cfg: cfg}, nil
+	e, err := trials.NewRemote(trials.RemoteConfig{Local: cfg.Local, SocketBuffer: cfg.Half.SocketBuffer, Batch: cfg.Half.Batch,
+		TesterLimitTolerance: cfg.Half.TesterLimitTolerance, MaxLag: cfg.Half.MaxLag, OneWay: cfg.Latency == LatencyOneWay}, remote{c: c, cfg: cfg})
+	if err != nil {
+		return nil, err
+	}
+	return &Tester{e: e, reverse: cfg.Reverse}, nil
 }
 
 // LocalAddr is the control connection's local address: the address the
@@ -124,13 +125,9 @@ func (c *Client) RemoteAddr() netip.AddrPort {
 	return a.AddrPort()
 }
 
-func streamsOf(s trials.Spec, d trials.Direction) []trials.Stream {
-	return (Trial{Spec: s}).Streams(d)
-}
-
 // Run runs one trial across the two hosts.
 func (t *Tester) Run(ctx context.Context, spec trials.Spec) (trials.Result, error) {
-	if !t.cfg.Reverse {
+	if !t.reverse {
 		return t.run(ctx, spec)
 	}
 	rev := spec
@@ -145,27 +142,34 @@ func (t *Tester) Run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 }
 
 func (t *Tester) run(ctx context.Context, spec trials.Spec) (trials.Result, error) {
-	res := trials.Result{Spec: spec}
-	if err := spec.Validate(); err != nil {
-		return res, err
+	res, err := t.e.Run(ctx, spec)
+	if errors.Is(err, ErrAgentLost) {
+		err = fmt.Errorf("%w: %w", ErrTrialInvalid, err)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.id++
-	id := t.id
-	runID := wire.RunID(id)
-	local, agentAddr := t.cfg.Local.Addr, t.c.RemoteAddr().Addr().Unmap()
-	if spec.IPv6 {
-		local = t.cfg.Local.Addr6
-	}
-	if !local.IsValid() || agentAddr.Is6() != spec.IPv6 {
-		return res, fmt.Errorf("trial ipv6=%v: the agent is reached at %v; for this family connect to the agent's address of that family", spec.IPv6, agentAddr)
-	}
+	return res, err
+}
+
+// remote is the agent as port B of a trials.RemoteEngine: the session's
+// trial messages, the reflection the agent's policy leaves room for, and
+// the run id both hosts derive from the trial id.
+type remote struct {
+	c   *Client
+	cfg TesterConfig
+}
+
+var _ trials.Remote = remote{}
+
+func (r remote) Addr() netip.Addr      { return r.c.RemoteAddr().Addr().Unmap() }
+func (r remote) Done() <-chan struct{} { return r.c.Done() }
+func (r remote) Err() error            { return r.c.Err() }
+
+func (r remote) Setup(ctx context.Context, t trials.RemoteTrial) (trials.RemoteReady, error) {
+	spec := t.Spec
 	ab, ba := streamsOf(spec, trials.AtoB), streamsOf(spec, trials.BtoA)
-	setup := wire.TrialSetup{TrialID: id, Spec: spec, ControllerPort: t.cfg.Local.Port, Latency: t.cfg.Latency}
-	roundTrip := t.cfg.Latency == LatencyRoundTrip && len(ab) > 0
+	setup := wire.TrialSetup{TrialID: t.ID, Spec: spec, ControllerPort: t.Port, Latency: r.cfg.Latency}
+	roundTrip := t.RoundTrip
 	if roundTrip {
-		setup.ReflectFPS = t.cfg.ReflectFPS
+		setup.ReflectFPS = r.cfg.ReflectFPS
 		if spec.RateFPS > 0 {
 			setup.ReflectFPS = min(setup.ReflectFPS, spec.RateFPS*float64(len(ab)))
 		}
@@ -173,226 +177,42 @@ func (t *Tester) run(ctx context.Context, spec trials.Spec) (trials.Result, erro
 			setup.ReflectFPS = min(setup.ReflectFPS, BidirReflectShare*spec.RateFPS)
 		}
 		// What the agent's --max-rate leaves after its B->A streams.
-		maxFPS := t.c.Info().MaxRateBps / (float64(spec.FrameSize+20) * 8)
+		maxFPS := r.c.Info().MaxRateBps / (float64(spec.FrameSize+20) * 8)
 		setup.ReflectFPS = min(setup.ReflectFPS, maxFPS-max(spec.RateFPS, rateChange(spec))*float64(len(ba)))
 		if setup.ReflectFPS <= 0 {
 			if spec.TagAfter > 0 {
 				// A latency trial would measure nothing: say why, before traffic.
-				return res, fmt.Errorf("round-trip latency: the agent's --max-rate (%.4g bit/s) leaves no room to reflect frames beside its B->A traffic at %.0f fps; "+
+				return trials.RemoteReady{}, fmt.Errorf("round-trip latency: the agent's --max-rate (%.4g bit/s) leaves no room to reflect frames beside its B->A traffic at %.0f fps; "+
 					"raise the agent's --max-rate above the trial's rate, lower this run's --max-rate, or measure latency without --bidir or with --clock-sync ptp",
-					t.c.Info().MaxRateBps, spec.RateFPS*float64(len(ba)))
+					r.c.Info().MaxRateBps, spec.RateFPS*float64(len(ba)))
 			}
 			setup.ReflectFPS, roundTrip = 0, false
 		}
 	}
-	lost := func(err error) error {
-		if errors.Is(err, ErrAgentLost) {
-			return fmt.Errorf("%w: %w", ErrTrialInvalid, err)
-		}
-		return err
+	ready, err := r.c.Setup(ctx, setup)
+	if err != nil {
+		return trials.RemoteReady{}, err
 	}
+	return trials.RemoteReady{Port: ready.AgentPort, RunID: wire.RunID(t.ID), Reflect: roundTrip, Length: wire.TrialLength(setup)}, nil
+}
 
-	// The receiver for B->A streams and reflected frames.
-	var tx *trials.UDPSend
-	var rx *trials.UDPReceive
-	openRx := func() error {
-		if len(ba) == 0 && !roundTrip {
-			return nil
-		}
-		opt := trials.UDPReceiveOptions{Listen: netip.AddrPortFrom(local, t.cfg.Local.Port), From: agentAddr, Tx: tx}
-		if roundTrip {
-			opt.RoundTrip = ab
-		}
-		var err error
-		rx, err = trials.StartUDPReceive(t.cfg.Half, spec, runID, ba, opt)
-		return err
-	}
-	ready, err := t.c.Setup(ctx, setup)
-	if err != nil {
-		return res, lost(fmt.Errorf("agent trial setup: %w", err))
-	}
-	abort := func(err error) (trials.Result, error) {
-		if tx != nil {
-			tx.Stop()
-		}
-		if rx != nil {
-			rx.Stop(nil)
-		}
-		if !errors.Is(err, ErrAgentLost) {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			t.c.Stop(sctx, id, nil)
-			cancel()
-		}
-		return res, lost(err)
-	}
-	// The A->B sender (it sends after its learning wait, by which time
-	// the agent has started too), opened before the receiver so that the
-	// receiver knows which frame it tags.
-	sendCtx, cancelSend := context.WithCancel(ctx)
-	defer cancelSend()
-	start := func() error {
-		if len(ab) == 0 {
-			return nil
-		}
-		var err error
-		tx, err = trials.StartUDPSend(sendCtx, t.cfg.Half, spec, runID, ab, trials.UDPSendOptions{
-			Src: local, Dst: netip.AddrPortFrom(agentAddr, ready.AgentPort)})
-		return err
-	}
-	if err := start(); err != nil {
-		return abort(fmt.Errorf("local sender: %w", err))
-	}
-	if err := openRx(); err != nil {
-		return abort(fmt.Errorf("local receiver: %w", err))
-	}
-	if err := t.c.Start(ctx, id); err != nil {
-		return abort(fmt.Errorf("agent trial start: %w", err))
-	}
-	res.Start = time.Now()
-	// spec.OnInterval from this host's halves; a failed trial ends
-	// without a final interval.
-	ivs := trials.StartHalfIntervals(spec, res.Start, tx, rx)
-	defer ivs.Stop()
-	length := wire.TrialLength(setup) + 20*time.Millisecond // learning floor of the UDP senders
-	// Wait for the local sender and the agent's planned end, then settle.
-	timer := time.NewTimer(length)
-	defer timer.Stop()
-	var txDone <-chan struct{}
-	if tx != nil {
-		txDone = tx.Done()
-	}
-	for txDone != nil || timer.C != nil {
-		select {
-		case <-txDone:
-			txDone = nil
-		case <-timer.C:
-			timer.C = nil
-		case <-t.c.Done():
-			return abort(fmt.Errorf("agent trial %d: %w", id, t.c.Err()))
-		case <-ctx.Done():
-			return abort(ctx.Err())
-		}
-	}
-	select {
-	case <-time.After(spec.Settle + trials.LateGrace):
-	case <-t.c.Done():
-		return abort(fmt.Errorf("agent trial %d: %w", id, t.c.Err()))
-	case <-ctx.Done():
-		return abort(ctx.Err())
-	}
+func (r remote) Start(ctx context.Context, id uint64) error { return r.c.Start(ctx, id) }
 
-	var mine trials.Result
-	mine.Spec = spec
-	var sent []wire.StreamSent
-	txByID := map[uint16]trials.StreamResult{}
-	if tx != nil {
-		sr, err := tx.Stop()
-		if err != nil {
-			return abort(fmt.Errorf("local sender: %w", err))
-		}
-		for _, s := range sr.Streams {
-			txByID[s.ID] = s
-			sent = append(sent, wire.StreamSent{ID: s.ID, Sent: s.Sent})
-		}
-		if sr.TesterLimitReason != "" {
-			mine.TesterLimited, mine.TesterLimitReason = true, sr.TesterLimitReason
-		}
+func (r remote) Stop(ctx context.Context, id uint64, sent []trials.StreamResult) (trials.RemoteResult, error) {
+	var ws []wire.StreamSent
+	if sent != nil {
+		ws = []wire.StreamSent{}
 	}
-	if sent == nil {
-		sent = []wire.StreamSent{}
+	for _, s := range sent {
+		ws = append(ws, wire.StreamSent{ID: s.ID, Sent: s.Sent})
 	}
-	remote, err := t.c.Stop(ctx, id, sent)
-	if err != nil {
-		tx = nil
-		return abort(fmt.Errorf("agent trial stop: %w", err))
-	}
-	rxByID := map[uint16]trials.StreamResult{}
-	rttByID := map[uint16]trials.StreamResult{}
-	mine.Paths = trials.Paths{Transport: "udp", TX: "sendmmsg", RX: "recvmmsg", Timestamps: "kernel-sw"}
-	if rx != nil {
-		counts := map[uint16]uint64{}
-		for _, r := range remote.Streams {
-			if r.Direction == trials.BtoA {
-				counts[r.ID] = r.Sent
-			}
-		}
-		rr, err := rx.Stop(counts)
-		if err != nil {
-			return res, fmt.Errorf("local receiver: %w", err)
-		}
-		for _, s := range rr.Streams {
-			rxByID[s.ID] = s
-		}
-		for _, s := range rr.RoundTrip {
-			rttByID[s.ID] = s
-		}
-		mine.Paths.Timestamps = rr.Paths.Timestamps
-		if rr.KernelDrops > 0 && len(ba) > 0 {
-			mine.TesterLimited = true
-			mine.TesterLimitReason = joinNonEmpty(mine.TesterLimitReason, fmt.Sprintf("controller: the receiving socket dropped %d datagrams in the kernel", rr.KernelDrops))
-		}
-	}
-	for _, s := range spec.Streams {
-		var r trials.StreamResult
-		if s.Direction == trials.AtoB {
-			r = txByID[s.ID]
-			r.Latency, r.TaggedLatencyNs = trials.LatencySummary{}, -1
-			if rt, ok := rttByID[s.ID]; ok {
-				r.Latency, r.TaggedLatencyNs = rt.Latency, rt.TaggedLatencyNs
-				r.Trend = roundTripTrend(rt.Trend)
-			}
-		} else {
-			r = rxByID[s.ID]
-		}
-		r.ID, r.Direction = s.ID, s.Direction
-		mine.Streams = append(mine.Streams, r)
-	}
-	if roundTrip {
-		mine.Paths.Latency = "round-trip"
-	} else if t.cfg.Latency == LatencyOneWay {
-		mine.Paths.Latency = "one-way"
-	}
-	out, err := mergeResults(t.cfg.Latency, mine, remote)
-	out.Start = res.Start
-	if err != nil {
-		return out, err
-	}
-	// The agent's generator lag of B->A streams, and the catch-up rule of
-	// package trials for every stream, which needs the loss only the
-	// controller knows.
-	maxLag := t.cfg.Half.MaxLag
-	if maxLag <= 0 {
-		maxLag = trials.DefaultMaxLag
-	}
-	var reasons []string
-	for i, s := range out.Streams {
-		if s.Direction == trials.BtoA {
-			for _, r := range remote.Streams {
-				if r.ID == s.ID {
-					out.Streams[i].MaxLagNs = r.MaxLagNs
-					out.Streams[i].CatchUpOverspeed = r.CatchUpOverspeed
-					out.Streams[i].CatchUpBurstFrames = r.CatchUpBurstFrames
-				}
-			}
-		}
-		who := "controller: "
-		if s.Direction == trials.BtoA {
-			who = "agent: "
-		}
-		if why := trials.StallReason(out.Streams[i], maxLag); why != "" {
-			reasons = append(reasons, who+why)
-		}
-	}
-	if len(reasons) > 0 {
-		// Transient only when the stalls are the trial's sole tester limits.
-		out.TesterLimitTransient = !out.TesterLimited
-		out.TesterLimited = true
-	}
-	for _, r := range reasons {
-		out.TesterLimitReason = joinNonEmpty(out.TesterLimitReason, r)
-	}
-	ivs.Finish(out)
-	return out, nil
+	res, err := r.c.Stop(ctx, id, ws)
+	return trials.RemoteResult{Streams: res.Streams, TesterLimited: res.TesterLimited, TesterLimitReason: res.TesterLimitReason,
+		Reflected: res.Reflected, Paths: res.Paths}, err
+}
+
+func streamsOf(s trials.Spec, d trials.Direction) []trials.Stream {
+	return (Trial{Spec: s}).Streams(d)
 }
 
 func rateChange(s trials.Spec) float64 {
@@ -400,29 +220,4 @@ func rateChange(s trials.Spec) float64 {
 		return s.RateChange.RateFPS
 	}
 	return 0
-}
-
-func joinNonEmpty(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "; " + b
-}
-
-// roundTripTrend is the latency trend of a stream's reflected frames, for
-// the sustained-rate verdict (trials.Result.Sustained): without it a queue
-// that grew through a forward trial in round-trip mode went unseen, and a
-// search through a DUT with a 1000-frame queue passed 104 % of its rate
-// (TestAgentMatchesLocalShaped). The round trip crosses the A->B queue, so
-// its growth shows; the reflected frames are a sample at a capped rate (a
-// token bucket in time, not every k-th frame), so their count says nothing
-// of the rate the DUT forwarded: ForwardedFPS is cleared, and the verdict
-// estimates that rate from the slope.
-func roundTripTrend(t *trials.LatencyTrend) *trials.LatencyTrend {
-	if t == nil {
-		return nil
-	}
-	c := *t
-	c.ForwardedFPS = 0
-	return &c
 }

@@ -23,7 +23,7 @@ import (
 // whose source is the controller's address.
 type UDPTraffic struct {
 	// Config holds the sockets' namespace and buffers.
-	Config trials.UDPHalfConfig
+	Config trials.RemotePort
 }
 
 var _ Traffic = (*UDPTraffic)(nil)
@@ -59,7 +59,7 @@ func (u *UDPTraffic) StartReceive(ctx context.Context, t Trial, reflectTo netip.
 			reflectTo, fps = netip.AddrPort{}, 0
 		}
 	}
-	r, err := trials.StartUDPReceive(u.Config, t.Spec, wire.RunID(t.ID), t.Streams(trials.AtoB), trials.UDPReceiveOptions{
+	r, err := u.Config.Receive(t.Spec, wire.RunID(t.ID), trials.RemoteReceive{
 		Listen:     unmapped(t.Listen),
 		From:       t.Peer.Addr().Unmap(),
 		Reflect:    unmapped(reflectTo),
@@ -71,7 +71,7 @@ func (u *UDPTraffic) StartReceive(ctx context.Context, t Trial, reflectTo netip.
 	return udpReceiver{r}, nil
 }
 
-type udpReceiver struct{ r *trials.UDPReceive }
+type udpReceiver struct{ r *trials.RemoteReceiver }
 
 func (r udpReceiver) Port() uint16 { return r.r.Port() }
 
@@ -88,7 +88,7 @@ func (u *UDPTraffic) StartSend(ctx context.Context, t Trial, dst netip.AddrPort)
 	if dst != t.Peer || dst.Port() < MinControllerPort {
 		return nil, fmt.Errorf("send to %v: the agent sends only to the controller %v, port %d and above", dst, t.Peer, MinControllerPort)
 	}
-	s, err := trials.StartUDPSend(ctx, sendConfig(u.Config, t.Streams(trials.BtoA)), t.Spec, wire.RunID(t.ID), t.Streams(trials.BtoA), trials.UDPSendOptions{
+	s, err := sendConfig(u.Config, t.Streams(trials.BtoA)).Send(ctx, t.Spec, wire.RunID(t.ID), trials.RemoteSend{
 		Src:      t.Listen.Addr().Unmap(),
 		Dst:      unmapped(dst),
 		MaxFPS:   t.MaxSendFPS,
@@ -100,7 +100,7 @@ func (u *UDPTraffic) StartSend(ctx context.Context, t Trial, dst netip.AddrPort)
 	return udpSender{s}, nil
 }
 
-type udpSender struct{ s *trials.UDPSend }
+type udpSender struct{ s *trials.RemoteSender }
 
 func (s udpSender) Stop() (SendResult, error) {
 	res, err := s.s.Stop()
@@ -120,7 +120,7 @@ const (
 // many flows each socket gets a smaller send buffer and batch, so a trial's
 // memory is bounded whatever its flow count (64 flows of 9216-byte frames:
 // 512 batch buffers, 4.7 MB, and 64 MiB of send buffers in all).
-func sendConfig(c trials.UDPHalfConfig, streams []trials.Stream) trials.UDPHalfConfig {
+func sendConfig(c trials.RemotePort, streams []trials.Stream) trials.RemotePort {
 	n := 0
 	for _, s := range streams {
 		n += max(s.Flows, 1)

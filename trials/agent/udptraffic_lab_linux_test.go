@@ -141,7 +141,7 @@ func TestHelperAgentProcess(t *testing.T) {
 	if ns == "" {
 		t.Skip("helper process for TestAgentKilledMidTrialLab only")
 	}
-	srv, err := agent.NewServer(agent.Config{Token: token, Traffic: &agent.UDPTraffic{Config: trials.UDPHalfConfig{Namespace: ns}},
+	srv, err := agent.NewServer(agent.Config{Token: token, Traffic: &agent.UDPTraffic{Config: trials.RemotePort{Namespace: ns}},
 		Policy: agent.Policy{MaxRateBps: 1e9, MaxDuration: time.Minute}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

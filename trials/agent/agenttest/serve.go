@@ -21,7 +21,7 @@ func Serve(t testing.TB, ns string, addr netip.Addr, token []byte, policy agent.
 	t.Helper()
 	srv, err := agent.NewServer(agent.Config{
 		Token:   token,
-		Traffic: &agent.UDPTraffic{Config: trials.UDPHalfConfig{Namespace: ns}},
+		Traffic: &agent.UDPTraffic{Config: trials.RemotePort{Namespace: ns}},
 		Policy:  policy,
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
