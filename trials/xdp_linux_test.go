@@ -54,6 +54,12 @@ func runXDPTrial(t *testing.T, e *XDPEngine, spec Spec) Result {
 	if r.TesterLimited {
 		t.Logf("tester-limited: %s", r.TesterLimitReason)
 	}
+	if r.FlowControlled {
+		t.Logf("flow-controlled: %s", r.FlowControlReason)
+	}
+	for _, p := range r.TxPressure {
+		t.Logf("tx pressure %+v", p)
+	}
 	t.Logf("paths %+v", r.Paths)
 	return r
 }
