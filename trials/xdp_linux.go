@@ -354,9 +354,18 @@ func (t *xdpTx) idle() {}
 // flush waits until the kernel has completed every queued frame; those are
 // the frames sent. Frames still in flight after xdpFlushTimeout were not
 // sent: they are counted failed (the tester's limit, never the DUT's loss).
+//
+// The offered load ends when the kernel had taken the last frame off the TX
+// ring (afxdp Flush's taken), not at the last completion: in copy mode a
+// frame completes when the kernel frees its copy, on a veth when the DUT is
+// done with it, its queue included, which is the DUT's time, not the
+// tester's (the raw transport's flush stamps the same moment).
 func (t *xdpTx) flush() error {
-	_ = t.p.xsk.Flush(xdpFlushTimeout) // what it leaves in flight is counted below
-	now := time.Now().UnixNano()
+	taken, _ := t.p.xsk.Flush(xdpFlushTimeout) // what it leaves in flight is counted below
+	end := time.Now().UnixNano()
+	if !taken.IsZero() {
+		end = taken.UnixNano()
+	}
 	left := uint64(t.p.xsk.InFlight())
 	for k := len(t.streams) - 1; k >= 0; k-- {
 		s := t.streams[k]
@@ -365,7 +374,7 @@ func (t *xdpTx) flush() error {
 		left -= f
 		s.sent = s.queued - f
 		if s.sent > 0 {
-			s.drainNs = now
+			s.drainNs = end
 		}
 	}
 	return nil

@@ -38,6 +38,16 @@ func openXDPEngine(t *testing.T, cfg Config) *XDPEngine {
 	return e
 }
 
+// xdpPortsOf is portsOf with the sending threads pinned off the lab DUT's
+// CPUs (lab State.TesterCPU): a sender on the DUT's CPU runs the DUT's
+// forwarding inside its own transmit calls and is slowed by what it
+// measures.
+func xdpPortsOf(st *lab.State) Config {
+	c := portsOf(st)
+	c.TxCPU = st.TesterCPU()
+	return c
+}
+
 func runXDPTrial(t *testing.T, e *XDPEngine, spec Spec) Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
