@@ -197,11 +197,32 @@ func TestXDPRandomLoss(t *testing.T) {
 	}
 }
 
-// TestXDPTesterLimited: on an unshaped DUT, a rate the xdp generator cannot
-// reach is flagged tester-limited, never reported as DUT loss or passed.
+// TestXDPTesterLimited: a rate above the xdp generator's ceiling, measured
+// now (generator only, 1 s at full speed on port A) and given as the
+// engine's calibrated ceiling, is flagged tester-limited, never reported as
+// DUT loss or passed. Without the ceiling the lab's kernel DUT is no such
+// path once the receiver keeps up: at 64 B the xdp generator outruns its
+// forwarding (offered 0.87-1.14 Mfps, forwarded 0.59-0.89 Mfps, 2026-12-01),
+// so a trial at 20 Mfps loses frames the DUT could not forward even at the
+// load offered, and the skeleton rightly calls that loss the DUT's
+// (Result.Overloaded). Measured here: ceilings 1,056,829, 1,075,046 and
+// 1,069,429 fps, each trial flagged at the ceiling and behind its plan.
 func TestXDPTesterLimited(t *testing.T) {
 	st := labtest.New(t, lab.Config{})
-	e := openXDPEngine(t, xdpPortsOf(st))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	g, err := GenerateXDP(ctx, GenConfig{Namespace: st.A.Namespace, Interface: st.A.Interface,
+		DstMAC: []byte{0x02, 0, 0, 0, 0, 1}, SrcIP: st.A.IPv4.Addr(), DstIP: st.B.IPv4.Addr(), FrameSize: 64, Duration: time.Second})
+	if errors.Is(err, afxdp.ErrNotSupported) {
+		t.Skipf("AF_XDP cannot run here: %v", err)
+	}
+	if err != nil || g.OfferedFPS <= 0 {
+		t.Fatalf("measure the generator's ceiling: %+v, %v", g, err)
+	}
+	t.Logf("xdp generator ceiling at 64 B: %.0f fps (%d frames in %.3f s)", g.OfferedFPS, g.Sent, g.Seconds)
+	cfg := xdpPortsOf(st)
+	cfg.CeilingFPS = map[int]float64{64: g.OfferedFPS}
+	e := openXDPEngine(t, cfg)
 	r := runXDPTrial(t, e, oneWay(64, 20e6, time.Second))
 	if !r.TesterLimited || r.Passed(100) {
 		t.Errorf("20 Mfps: tester-limited %v (%q), passed %v; want flagged, not passed", r.TesterLimited, r.TesterLimitReason, r.Passed(100))
