@@ -210,8 +210,13 @@ func (e *XDPEngine) ready(context.Context, Spec) error {
 }
 
 func (e *XDPEngine) receive(runID uint8, spec Spec, rx [2]*rxTrial) error {
+	cpu := e.cfg.RxCPU - 1
+	if cpu < 0 && xdpRxBoost {
+		// Off the DUT's CPUs on a lab, with the sender (xdpRxBoost).
+		cpu = e.cfg.TxCPU - 1
+	}
 	for i, p := range e.ports {
-		if err := p.startRx(rx[i], e.cfg.RxCPU-1); err != nil {
+		if err := p.startRx(rx[i], cpu); err != nil {
 			for _, q := range e.ports[:i] {
 				_, _ = q.stopRx()
 			}
