@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	pend "github.com/rfc2544/rfc2544/internal/pending"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 )
@@ -79,9 +78,13 @@ func TestXDPRandomLossDrawn(t *testing.T) {
 // TestXDPBackToBack mirrors TestAccuracyBackToBack (its model and bounds)
 // on the xdp transport, the shaper's rate drawn in 15–30 Mbit/s: bursts at
 // full speed into a token bucket and a small queue come through with the
-// length the shaper's model predicts, burst after burst.
+// length the shaper's model predicts, burst after burst. It sat one frame
+// under the model's floor in CI while the sender was throttled by its own
+// send buffer and its send end was the last TX completion (the DUT's
+// ingress time); with both fixed, 9 bursts of 1.2-2.2 ms (sender pinned off
+// the DUT's CPU) gave 249-254 frames, 2.9-6.8 above the low end and 1.7-3.8
+// under the high end (before, same session: 0.4-1.4 above the low end).
 func TestXDPBackToBack(t *testing.T) {
-	pend.Skip(t, 14, "CI on 2026-12-01 (a5fb92c): the first of three 2000-frame bursts delivered 255 frames for a model of 256.6 … 268.1 (queue 200 + bucket 39.4 + R × 2.76 ms of stamps); the others 274 in 270.4 … 283.5 and 255 in 253.6 … 264.8: the model's lower edge is a frame or two too tight for xdp")
 	rng := xdpRand(t)
 	const (
 		bucket   = 20000 // bytes
@@ -93,7 +96,7 @@ func TestXDPBackToBack(t *testing.T) {
 	rateBps := float64(15e6 + 1e6*float64(rng.IntN(16)))
 	t.Logf("shaper %.0f bit/s, bucket %d B, queue %d frames", rateBps, bucket, limit)
 	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: uint64(rateBps), BurstBytes: bucket, LimitPackets: limit}})
-	e := openXDPEngine(t, portsOf(st))
+	e := openXDPEngine(t, xdpPortsOf(st))
 	rFPS := rateBps / ((frame - 4) * 8)
 	lastStamp := DefaultBatch * ((burst - 1) / DefaultBatch)
 	for i := 0; i < 3; i++ {
@@ -141,5 +144,39 @@ func TestXDPRecovery(t *testing.T) {
 	}
 	if want := uint64(math.Ceil(1.5*rFPS)) + uint64(math.Ceil(1.5*0.5*rFPS)); s.Sent != want {
 		t.Errorf("sent %d, want %d", s.Sent, want)
+	}
+}
+
+// TestXDPBurstOfferedIsTheTesters: a paced 100 ms burst into a DUT whose
+// ingress is slower than the burst (3000 firewall rules: its CPU forwards
+// well under 60 kfps of 64-byte frames) is offered at the rate asked, not
+// at the rate the DUT works through its 1000-frame ingress backlog. In copy
+// mode a frame stays charged to the sending socket, and its TX completion
+// waits, until the DUT's CPU has taken it off that backlog: counting the
+// last completion as the tester's send end made the burst tens of percent
+// "short", and the default send buffer (~270 such frames) made the kernel
+// refuse wake-ups, which read as the DUT holding the tester back. The
+// appliance DUT drops what its backlog cannot hold (the DUT's loss). The
+// rate is drawn at test time (60-90 kfps, well under the xdp generator's
+// ceiling); the burst must be offered within 1 % of it (the generator's own
+// tolerance), neither tester-limited nor flow-controlled, and lose frames.
+func TestXDPBurstOfferedIsTheTesters(t *testing.T) {
+	rng := xdpRand(t)
+	fps := 60000 + rng.Float64()*30000
+	const size, rules = 64, 3000
+	t.Logf("burst at %.0f fps of %d B into a DUT with %d firewall rules", fps, size, rules)
+	st := labtest.New(t, lab.Config{FWRules: rules})
+	e := openXDPEngine(t, xdpPortsOf(st))
+	n := int64(fps / 10) // 100 ms
+	spec := Spec{FrameSize: size, Streams: []Stream{{ID: 1, Direction: AtoB}}, RateFPS: fps,
+		BurstFrames: n, Settle: 300 * time.Millisecond}
+	r := runXDPUntrammelled(t, e, spec, 3)
+	s := r.Streams[0]
+	if s.Lost == 0 {
+		t.Errorf("a %d-frame burst at %.0f fps into %d rules lost nothing: the test needs a DUT slower than the burst", n, fps, rules)
+	}
+	if s.OfferedFPS < 0.99*fps || s.OfferedFPS > 1.01*fps || r.TesterLimited || r.FlowControlled {
+		t.Errorf("a burst of %d frames at %.0f fps offered at %.0f fps (%.1f %% short, over %.2f ms), tester-limited %v (%s), flow-controlled %v (%s); want within 1 %%, neither: the DUT's backlog is not the tester's send time",
+			n, fps, s.OfferedFPS, 100*(1-s.OfferedFPS/fps), s.TxSeconds*1e3, r.TesterLimited, r.TesterLimitReason, r.FlowControlled, r.FlowControlReason)
 	}
 }

@@ -210,8 +210,13 @@ func (e *XDPEngine) ready(context.Context, Spec) error {
 }
 
 func (e *XDPEngine) receive(runID uint8, spec Spec, rx [2]*rxTrial) error {
+	cpu := e.cfg.RxCPU - 1
+	if cpu < 0 && xdpRxBoost {
+		// Off the DUT's CPUs on a lab, with the sender (xdpRxBoost).
+		cpu = e.cfg.TxCPU - 1
+	}
 	for i, p := range e.ports {
-		if err := p.startRx(rx[i], e.cfg.RxCPU-1); err != nil {
+		if err := p.startRx(rx[i], cpu); err != nil {
 			for _, q := range e.ports[:i] {
 				_, _ = q.stopRx()
 			}
@@ -314,12 +319,14 @@ func (t *xdpTx) queue(i int, s *streamState, n int, ns int64) (int64, error) {
 	done := 0
 	var busySince time.Time
 	for done < n {
-		r0, d0 := t.p.xsk.TxCounters()
+		r0, _ := t.p.xsk.TxCounters()
 		k, err := t.p.xsk.Send(i, n-done, t.runID, s.queued, ns)
-		r1, d1 := t.p.xsk.TxCounters()
-		// A wake-up the kernel refused (the device's queue stopped) or
-		// cut short at a frame the device dropped: the path refused frames.
-		t.press.kicked(r1 != r0 || d1 != d0)
+		r1, _ := t.p.xsk.TxCounters()
+		// A wake-up the kernel refused (the device's queue stopped): the
+		// path held frames back. A frame the device dropped (on a veth,
+		// the DUT's full ingress backlog) is not: the kernel consumed it
+		// and the sender went on, as on a wire; it is the DUT's loss.
+		t.press.kicked(r1 != r0)
 		if err != nil {
 			return ns, err
 		}
@@ -352,9 +359,18 @@ func (t *xdpTx) idle() {}
 // flush waits until the kernel has completed every queued frame; those are
 // the frames sent. Frames still in flight after xdpFlushTimeout were not
 // sent: they are counted failed (the tester's limit, never the DUT's loss).
+//
+// The offered load ends when the kernel had taken the last frame off the TX
+// ring (afxdp Flush's taken), not at the last completion: in copy mode a
+// frame completes when the kernel frees its copy, on a veth when the DUT is
+// done with it, its queue included, which is the DUT's time, not the
+// tester's (the raw transport's flush stamps the same moment).
 func (t *xdpTx) flush() error {
-	_ = t.p.xsk.Flush(xdpFlushTimeout) // what it leaves in flight is counted below
-	now := time.Now().UnixNano()
+	taken, _ := t.p.xsk.Flush(xdpFlushTimeout) // what it leaves in flight is counted below
+	end := time.Now().UnixNano()
+	if !taken.IsZero() {
+		end = taken.UnixNano()
+	}
 	left := uint64(t.p.xsk.InFlight())
 	for k := len(t.streams) - 1; k >= 0; k-- {
 		s := t.streams[k]
@@ -363,7 +379,7 @@ func (t *xdpTx) flush() error {
 		left -= f
 		s.sent = s.queued - f
 		if s.sent > 0 {
-			s.drainNs = now
+			s.drainNs = end
 		}
 	}
 	return nil

@@ -181,6 +181,10 @@ type Features struct {
 	// TxBudget is the frames one wake-up sends in copy mode; 32 when the
 	// kernel lacks XDP_MAX_TX_SKB_BUDGET.
 	TxBudget int `json:"tx_budget,omitempty"`
+	// SendBuffer is the copy-mode socket's send buffer in bytes (SO_SNDBUF
+	// as the kernel set it): room for every TX chunk in flight unless the
+	// process lacks CAP_NET_ADMIN and net.core.wmem_max is lower.
+	SendBuffer int `json:"send_buffer,omitempty"`
 	// RxTimestamp is the receive timestamp source: "xdp" (the kernel's
 	// clock read by the XDP program, then CLOCK_REALTIME by a fixed offset)
 	// or "user" (read when the frame was taken from the ring).

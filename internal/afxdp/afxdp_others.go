@@ -48,7 +48,7 @@ func (s *Socket) PrepareTx([]TxStream) error { return errOS }
 func (s *Socket) Send(int, int, uint8, uint64, int64) (int, error) { return 0, errOS }
 
 // Flush returns an error wrapping ErrNotSupported.
-func (s *Socket) Flush(time.Duration) error { return errOS }
+func (s *Socket) Flush(time.Duration) (time.Time, error) { return time.Time{}, errOS }
 
 // Receive returns an error wrapping ErrNotSupported.
 func (s *Socket) Receive([]Frame, time.Duration) (int, error) { return 0, errOS }

@@ -157,6 +157,7 @@ func Open(cfg Config) (_ *Socket, err error) {
 		if unix.SetsockoptInt(fd, unix.SOL_XDP, unix.XDP_MAX_TX_SKB_BUDGET, cfg.TxBudget) == nil {
 			s.features.TxBudget = cfg.TxBudget
 		}
+		s.features.SendBuffer = setSendBuffer(fd, s.txChunks*txSkbBytes)
 	}
 	if cfg.RX {
 		if err := s.xsks.Put(uint32(cfg.Queue), uint32(fd)); err != nil {
@@ -262,6 +263,29 @@ func getsockopt(fd, opt int, p unsafe.Pointer, n uintptr) error {
 
 // clockOffset is CLOCK_REALTIME − CLOCK_MONOTONIC in ns, the monotonic
 // clock read between two realtime readings (the closest pair of three).
+// txSkbBytes is what one frame in flight may charge to a copy-mode
+// socket's send buffer: the kernel's copy of a frame of up to a 2048-byte
+// chunk, its headroom and the skb around it (a 64-byte frame charges about
+// 0.8 KB, a 1518-byte one about 4.5 KB).
+const txSkbBytes = 4608
+
+// setSendBuffer sets a copy-mode socket's send buffer to hold bytes
+// (SO_SNDBUFFORCE, else SO_SNDBUF up to net.core.wmem_max) and returns what
+// the kernel set (it doubles the value asked). In copy mode every frame in
+// flight is an skb charged to the socket until the kernel frees it, on a
+// veth when the peer (the DUT) is done with it, its ingress backlog
+// included; with the default buffer (~200 KB, ~270 frames of 64 bytes) a
+// wake-up is refused (EAGAIN) long before the DUT's 1000-frame backlog
+// fills, and the tester's own buffer read as the DUT holding it back. With
+// room for every TX chunk, the UMEM is the only limit of frames in flight.
+func setSendBuffer(fd, bytes int) int {
+	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, bytes) != nil {
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, bytes)
+	}
+	n, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF)
+	return n
+}
+
 func clockOffset() int64 {
 	best, off := int64(1<<62), int64(0)
 	for range 3 {

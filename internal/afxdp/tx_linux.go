@@ -140,7 +140,7 @@ func (s *Socket) Send(stream, n int, runID uint8, seq uint64, txNs int64) (int, 
 // 1.5–7 % short of the intended rate through an overloaded lab DUT.
 func (s *Socket) kick() error {
 	for range kickRetries {
-		if atomic.LoadUint32(s.tx.cons) == s.tx.cachedProd {
+		if s.txTaken() {
 			return nil // the kernel took every queued descriptor
 		}
 		if !s.tx.needWakeup() {
@@ -201,27 +201,40 @@ func (s *Socket) InFlight() int { s.reap(); return int(s.txQueued - s.txComplete
 // completed or timeout passes; it returns an error naming the frames still
 // in flight then. It reaps right after each wake-up (copy mode sends in the
 // system call) and yields instead of sleeping for the first flushSpin, so
-// it returns within microseconds of the last completion: a trial takes the
-// time it returns as the end of its sending, and a 20 µs sleep that the
-// host stretched to a millisecond made a 12 ms burst look 4 % slow.
-func (s *Socket) Flush(timeout time.Duration) error {
+// it returns within microseconds of the last completion.
+//
+// taken is when the kernel had taken the last queued frame off the TX ring
+// (handed it to the device): the end of the sender's part, and what a
+// trial counts as the end of its sending. The completions that follow are
+// not: in copy mode a frame completes when the kernel frees its copy, and
+// on a veth that is when the peer (the DUT) is done with it, its queue
+// included (tens of ms behind a full DUT queue). A wake-up the kernel
+// refuses leaves frames on the ring and so moves taken later. taken is the
+// zero time when frames were still on the ring at the timeout.
+func (s *Socket) Flush(timeout time.Duration) (taken time.Time, err error) {
 	start := time.Now()
 	deadline := start.Add(timeout)
 	for {
 		s.reap()
+		if taken.IsZero() && s.txTaken() {
+			taken = time.Now()
+		}
 		if s.txQueued == s.txCompleted {
-			return nil
+			return taken, nil
 		}
 		if err := s.kick(); err != nil {
-			return err
+			return taken, err
+		}
+		if taken.IsZero() && s.txTaken() {
+			taken = time.Now()
 		}
 		s.reap()
 		if s.txQueued == s.txCompleted {
-			return nil
+			return taken, nil
 		}
 		now := time.Now()
 		if now.After(deadline) {
-			return fmt.Errorf("afxdp: flush on %s: %d frames still in flight after %v", s.cfg.Interface, s.txQueued-s.txCompleted, timeout)
+			return taken, fmt.Errorf("afxdp: flush on %s: %d frames still in flight after %v", s.cfg.Interface, s.txQueued-s.txCompleted, timeout)
 		}
 		if now.Sub(start) < flushSpin {
 			runtime.Gosched()
@@ -231,13 +244,19 @@ func (s *Socket) Flush(timeout time.Duration) error {
 	}
 }
 
+// txTaken reports whether the kernel has taken every queued descriptor off
+// the TX ring (its consumer index caught up with the producer's).
+func (s *Socket) txTaken() bool { return atomic.LoadUint32(s.tx.cons) == s.tx.cachedProd }
+
 // flushSpin is how long Flush polls without sleeping.
 const flushSpin = 2 * time.Millisecond
 
 // GenResult is what Generate did.
 type GenResult struct {
 	// Sent is frames completed by the kernel; Seconds the time from the
-	// first frame to the last completion.
+	// first frame to when the kernel took the last one off the TX ring
+	// (Flush's taken: not the last completion, which on a veth waits for
+	// the peer to be done with the frame).
 	Sent    uint64  `json:"sent"`
 	Seconds float64 `json:"seconds"`
 	// OfferedFPS is Sent/Seconds; IntendedFPS the rate asked for (0 = full speed).
@@ -306,9 +325,12 @@ func (s *Socket) Generate(ctx context.Context, stream int, runID uint8, rate flo
 			return res, err
 		}
 	}
-	err := s.Flush(2 * time.Second)
+	taken, err := s.Flush(2 * time.Second)
+	if taken.IsZero() {
+		taken = time.Now()
+	}
 	res.Sent = s.txCompleted - base
-	res.Seconds = time.Since(start).Seconds()
+	res.Seconds = taken.Sub(start).Seconds()
 	if res.Seconds > 0 {
 		res.OfferedFPS = float64(res.Sent) / res.Seconds
 	}

@@ -204,7 +204,7 @@ func TestForeignFramesReachKernel(t *testing.T) {
 	if n, err := tx.Send(0, 1, 1, 0, time.Now().UnixNano()); n != 1 || err != nil {
 		t.Fatalf("send: %d, %v", n, err)
 	}
-	if err := tx.Flush(time.Second); err != nil {
+	if _, err := tx.Flush(time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if k, err := rx.Receive(frames, 2*time.Second); k != 1 || err != nil {
@@ -291,7 +291,7 @@ func BenchmarkSend(b *testing.B) {
 		}
 		seq += uint64(n)
 	}
-	if err := tx.Flush(time.Second); err != nil {
+	if _, err := tx.Flush(time.Second); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(seq)/b.Elapsed().Seconds(), "frames/s")
