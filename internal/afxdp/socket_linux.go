@@ -44,6 +44,10 @@ type Socket struct {
 // the XDP program for RX, and probes which mode runs (Features). Errors that
 // mean AF_XDP cannot run here wrap ErrNotSupported and name what is missing;
 // permission errors also keep errors.Is(err, os.ErrPermission).
+// bindBusyWait bounds how long Open retries a bind the kernel answers with
+// EBUSY (a queue a closed socket still holds).
+const bindBusyWait = time.Second
+
 func Open(cfg Config) (_ *Socket, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -136,7 +140,16 @@ func Open(cfg Config) (_ *Socket, err error) {
 		flags |= unix.XDP_ZEROCOPY
 	}
 	sa := &unix.SockaddrXDP{Flags: flags, Ifindex: uint32(s.ifindex), QueueID: uint32(cfg.Queue)}
-	if err := unix.Bind(fd, sa); err != nil {
+	// A socket closed on this queue a moment ago may still hold it: the
+	// kernel frees its buffer pool in deferred work, and until then bind
+	// says EBUSY (seen right after the generator-only run of
+	// TestXDPTesterLimited). Wait for that, briefly.
+	err = unix.Bind(fd, sa)
+	for wait := time.Duration(0); errors.Is(err, unix.EBUSY) && wait < bindBusyWait; wait += 10 * time.Millisecond {
+		time.Sleep(10 * time.Millisecond)
+		err = unix.Bind(fd, sa)
+	}
+	if err != nil {
 		if cfg.CopyMode == ZeroCopyForce && errors.Is(err, unix.EOPNOTSUPP) {
 			return nil, notSupported("bind to %s queue %d in zero-copy mode: the driver has no AF_XDP zero-copy; use copy mode", cfg.Interface, cfg.Queue)
 		}
