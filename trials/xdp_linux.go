@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -383,4 +384,29 @@ func (t *xdpTx) flush() error {
 		}
 	}
 	return nil
+}
+
+// CalibrateXDP measures the xdp tester's ceilings per frame size on a loop
+// (port A connected to port B with nothing between, e.g. the lab's loop
+// topology), as Calibrate does for the raw transport: for each size the
+// xdp generator on A sends at full speed for d and the xdp receiver on B
+// counts; the point records both rates and the ceiling is the lower.
+// Feed the points to Config.CeilingFPS (CeilingMap) of an XDPEngine; they
+// say Paths.Transport "xdp". Sizes the xdp transport cannot carry and
+// ports where AF_XDP cannot run are refused before any traffic (the error
+// wraps ErrNotSupported then).
+func CalibrateXDP(ctx context.Context, cfg Config, sizes []int, d time.Duration) ([]CalibrationPoint, error) {
+	if err := checkCalibration(sizes, d); err != nil {
+		return nil, err
+	}
+	if m := afxdp.MaxFrameSize(afxdp.DefaultChunkSize); slices.Max(sizes) > m {
+		return nil, fmt.Errorf("calibrate %d bytes: the xdp transport carries frames up to %d bytes (no AF_XDP multi-buffer yet); calibrate the raw transport for jumbo frames",
+			slices.Max(sizes), m)
+	}
+	e, err := OpenXDP(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	return calibrate(ctx, e, sizes, d)
 }
