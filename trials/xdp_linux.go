@@ -274,9 +274,16 @@ func (e *XDPEngine) dropReason(i int, n uint64) string {
 }
 
 // judge adds the calibrated ceiling and the back-pressure verdict, as the
-// raw transport does.
+// raw transport does. A trial already tester-limited (behind its plan,
+// receive drops) with an intended load at or above the calibrated ceiling
+// names the ceiling too, lossless or not: the load asked is more than this
+// tester carries, a lasting limit rather than a stall.
 func (e *XDPEngine) judge(res *Result, lim *limits, spec Spec, loads [2]float64) {
-	lim.add(false, ceilingReasons(e.cfg.CeilingFPS, spec.FrameSize, loads, res.LossPercent(), e.cfg.TesterLimitTolerance))
+	loss := res.LossPercent()
+	if len(lim.reasons) > 0 {
+		loss = 100 // ceilingReasons then asks only whether the load reaches the ceiling
+	}
+	lim.add(false, ceilingReasons(e.cfg.CeilingFPS, spec.FrameSize, loads, loss, e.cfg.TesterLimitTolerance))
 	e.trial.fc.apply(res, lim, e.trial.press, e.cfg.CeilingFPS, spec.FrameSize)
 }
 
