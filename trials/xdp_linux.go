@@ -274,17 +274,32 @@ func (e *XDPEngine) dropReason(i int, n uint64) string {
 }
 
 // judge adds the calibrated ceiling and the back-pressure verdict, as the
-// raw transport does. A trial already tester-limited (behind its plan,
-// receive drops) with an intended load at or above the calibrated ceiling
-// names the ceiling too, lossless or not: the load asked is more than this
-// tester carries, a lasting limit rather than a stall.
+// raw transport does. A trial whose intended load reaches the calibrated
+// ceiling names the ceiling when it lost frames (ceilingReasons) and also,
+// lossless, when it is tester-limited already (receive drops) or a
+// generator fell short while sending near the ceiling (shortNearCeiling):
+// the load asked is more than this tester carries, a lasting limit rather
+// than a stall or the path holding it back.
 func (e *XDPEngine) judge(res *Result, lim *limits, spec Spec, loads [2]float64) {
 	loss := res.LossPercent()
-	if len(lim.reasons) > 0 {
+	if len(lim.reasons) > 0 || shortNearCeiling(&e.trial.fc, ceilingFor(e.cfg.CeilingFPS, spec.FrameSize)) {
 		loss = 100 // ceilingReasons then asks only whether the load reaches the ceiling
 	}
 	lim.add(false, ceilingReasons(e.cfg.CeilingFPS, spec.FrameSize, loads, loss, e.cfg.TesterLimitTolerance))
 	e.trial.fc.apply(res, lim, e.trial.press, e.cfg.CeilingFPS, spec.FrameSize)
+}
+
+// shortNearCeiling reports whether a port's generator fell short (f.short)
+// while offering at least heldBelowCeiling of the calibrated ceiling c (0:
+// none): HeldBack's rule says the path did not hold such a sender back, so
+// the ceiling did.
+func shortNearCeiling(f *flowCheck, c float64) bool {
+	for i := range f.short {
+		if c > 0 && len(f.short[i]) > 0 && f.fps[i] >= c*heldBelowCeiling {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *XDPEngine) release() { e.trial.tx = [2][]*streamState{} }
