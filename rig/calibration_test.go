@@ -1,8 +1,10 @@
 package rig
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,5 +71,32 @@ func TestReadCalibrationTransport(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOpenNamesTransportFlag: a transport that cannot run on the ports
+// (trials.ErrNotSupported, e.g. AF_XDP missing) is refused naming
+// --transport; other open errors keep their words.
+func TestOpenNamesTransportFlag(t *testing.T) {
+	a, err := ParsePort("a", PortInput{Interface: "eth1", Addr: "198.18.1.2/24", Gateway: "198.18.1.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ParsePort("b", PortInput{Interface: "eth2", Addr: "198.19.1.2/24", Gateway: "198.19.1.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("no AF_PACKET here: %w", trials.ErrNotSupported), "--transport raw: open the raw engine: no AF_PACKET here"},
+		{errors.New("eth1: no such device"), "open the raw engine: eth1: no such device"},
+	} {
+		_, err := Open(context.Background(), Config{Transport: Raw, Ports: []Port{a, b},
+			OpenRaw: func(context.Context, trials.Config) (Engine, error) { return nil, tt.err }})
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("Open = %v, want %q", err, tt.want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package rig
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -224,6 +225,10 @@ func openEngine(ctx context.Context, cfg Config, logw io.Writer) (*Tester, error
 		name := cfg.Transport
 		if name == "" {
 			name = Raw
+		}
+		if errors.Is(err, trials.ErrNotSupported) {
+			// The transport cannot run on these ports: name the flag.
+			return fail(fmt.Errorf("--transport %s: open the %s engine: %w", name, name, err))
 		}
 		return fail(fmt.Errorf("open the %s engine: %w", name, err))
 	}
