@@ -47,8 +47,9 @@ type Config struct {
 	// trials refuse any stream above it. Zero: no cap beyond the Runner's.
 	CapBps              float64
 	AllowAnyDestination bool // test addresses outside RFC 6815's ranges
-	// Ceilings are the tester's measured limits (Raw): a trial at or above
-	// one that loses frames is tester-limited.
+	// Ceilings are the tester's measured limits (Raw or XDP, measured on
+	// the same transport: ReadCalibration): a trial at or above one that
+	// loses frames is tester-limited.
 	Ceilings      []trials.CalibrationPoint
 	Bidirectional bool // for the agent's description of the traffic
 
