@@ -120,7 +120,7 @@ func (f *Flags) agentPlace(set map[string]bool, ipv6 bool, w *Where) error {
 		return inputf("--agent: the agent is port B and --local this host's address; drop --lab, --port-a/--port-b and --addr-a/--addr-b")
 	}
 	if set["calibration"] {
-		return inputf("--calibration: tester ceilings apply to the raw transport; drop it with --agent")
+		return inputf("--calibration: tester ceilings apply to the raw and xdp transports; drop it with --agent")
 	}
 	a.IPv6, a.AllowAny, a.Netns = ipv6, f.allowAny, f.portA.Netns
 	var err error

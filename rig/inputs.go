@@ -2,6 +2,7 @@ package rig
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -31,15 +32,48 @@ func ReadResume(dir, verb string) (*rfc2544.JournalContents, error) {
 }
 
 // ReadCalibration reads the tester's ceilings (--calibration), the output of
-// 'rfc2544 calibrate --json'.
-func ReadCalibration(path string) ([]trials.CalibrationPoint, error) {
+// 'rfc2544 calibrate --json', for a run on transport (Raw or XDP): the
+// points must have been measured on that transport (CalibrationFits).
+func ReadCalibration(path, transport string) ([]trials.CalibrationPoint, error) {
+	if err := CalibrationFits(nil, transport); err != nil {
+		return nil, inputf("--calibration %s: %w", path, err)
+	}
 	b, err := fileio.ReadBounded(path, maxCalibrationBytes)
 	if err != nil {
-		return nil, inputf("--calibration %s: %v; write one with 'rfc2544 calibrate --lab NAME --json > %s'", path, err, path)
+		return nil, inputf("--calibration %s: %v; write one with 'rfc2544 calibrate --lab NAME --transport %s --json > %s'", path, err, transportName(transport), path)
 	}
 	pts, err := rfc2544.ParseCalibration(b)
 	if err != nil {
 		return nil, inputf("--calibration %s: %w", path, err)
 	}
+	if err := CalibrationFits(pts, transport); err != nil {
+		return nil, inputf("--calibration %s: %w", path, err)
+	}
 	return pts, nil
+}
+
+// CalibrationFits says whether ceilings measured by 'rfc2544 calibrate'
+// (each point's Paths.Transport; "" in files written before calibrate took
+// --transport, which measured the raw transport) apply to a run on
+// transport: a raw generator's ceiling says nothing of the xdp generator's.
+func CalibrationFits(pts []trials.CalibrationPoint, transport string) error {
+	transport = transportName(transport)
+	if transport != Raw && transport != XDP {
+		return fmt.Errorf("tester ceilings apply to the raw and xdp transports, not --transport %s; drop --calibration", transport)
+	}
+	for _, p := range pts {
+		if m := transportName(p.Paths.Transport); m != transport {
+			return fmt.Errorf("the ceiling at %d bytes was measured on the %s transport and this run uses --transport %s; measure its own with 'rfc2544 calibrate --lab NAME --transport %s --json'",
+				p.FrameSize, m, transport, transport)
+		}
+	}
+	return nil
+}
+
+// transportName is t with "" read as Raw.
+func transportName(t string) string {
+	if t == "" {
+		return Raw
+	}
+	return t
 }

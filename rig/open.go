@@ -2,6 +2,7 @@ package rig
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -46,8 +47,9 @@ type Config struct {
 	// trials refuse any stream above it. Zero: no cap beyond the Runner's.
 	CapBps              float64
 	AllowAnyDestination bool // test addresses outside RFC 6815's ranges
-	// Ceilings are the tester's measured limits (Raw): a trial at or above
-	// one that loses frames is tester-limited.
+	// Ceilings are the tester's measured limits (Raw or XDP, measured on
+	// the same transport: ReadCalibration): a trial at or above one that
+	// loses frames is tester-limited.
 	Ceilings      []trials.CalibrationPoint
 	Bidirectional bool // for the agent's description of the traffic
 
@@ -224,6 +226,10 @@ func openEngine(ctx context.Context, cfg Config, logw io.Writer) (*Tester, error
 		name := cfg.Transport
 		if name == "" {
 			name = Raw
+		}
+		if errors.Is(err, trials.ErrNotSupported) {
+			// The transport cannot run on these ports: name the flag.
+			return fail(fmt.Errorf("--transport %s: open the %s engine: %w", name, name, err))
 		}
 		return fail(fmt.Errorf("open the %s engine: %w", name, err))
 	}

@@ -30,6 +30,7 @@
 //	res, err := e.Run(ctx, spec)                             // one trial (rfc2544.Tester)
 //	e.Paths()                                                // kernel paths in use
 //	pts, err := trials.Calibrate(ctx, cfg, sizes, 2*time.Second) // tester ceiling on a loop
+//	                                          // (CalibrateXDP: the xdp transport's)
 //	cfg.CeilingFPS = trials.CeilingMap(pts)
 //	trials.Generate(ctx, genCfg)                             // generator only (benchmarks)
 //

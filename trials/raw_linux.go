@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sync/atomic"
 	"time"
 
@@ -307,35 +306,18 @@ func Generate(ctx context.Context, c GenConfig) (GenResult, error) {
 	return res, ctx.Err()
 }
 
-// Calibrate measures the tester's ceiling per frame size on a loop (port A
-// connected to port B with nothing between, e.g. the lab's loop topology):
-// for each size, A sends at full speed for d and B counts. The ceiling is
-// the lower of the offered and received rates. Feed the points to
-// Config.CeilingFPS (CeilingMap).
+// Calibrate measures the raw tester's ceiling per frame size on a loop
+// (port A connected to port B with nothing between, e.g. the lab's loop
+// topology): for each size, A sends at full speed for d and B counts
+// (calibrate). Feed the points to Config.CeilingFPS (CeilingMap).
 func Calibrate(ctx context.Context, cfg Config, sizes []int, d time.Duration) ([]CalibrationPoint, error) {
-	if d <= 0 {
-		return nil, fmt.Errorf("calibrate duration %v: must be positive, e.g. 2s", d)
+	if err := checkCalibration(sizes, d); err != nil {
+		return nil, err
 	}
 	e, err := Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer e.Close()
-	var out []CalibrationPoint
-	for _, f := range sizes {
-		spec := Spec{FrameSize: f, Streams: []Stream{{ID: 1, Direction: AtoB}}, Duration: d, Settle: 200 * time.Millisecond}
-		r, err := e.run(ctx, spec, true)
-		if err != nil {
-			return out, fmt.Errorf("calibrate %d bytes: %w", f, err)
-		}
-		s := r.Streams[0]
-		pt := CalibrationPoint{FrameSize: f, OfferedFPS: s.OfferedFPS, KernelDrops: s.KernelDrops, Paths: r.Paths}
-		if s.TxSeconds > 0 && s.Received > 1 {
-			// Frames received over the same send window.
-			pt.ReceivedFPS = float64(s.Received-1) / s.TxSeconds
-		}
-		pt.CeilingFPS = math.Min(pt.OfferedFPS, pt.ReceivedFPS)
-		out = append(out, pt)
-	}
-	return out, nil
+	return calibrate(ctx, e, sizes, d)
 }

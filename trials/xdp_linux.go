@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -273,10 +274,32 @@ func (e *XDPEngine) dropReason(i int, n uint64) string {
 }
 
 // judge adds the calibrated ceiling and the back-pressure verdict, as the
-// raw transport does.
+// raw transport does. A trial whose intended load reaches the calibrated
+// ceiling names the ceiling when it lost frames (ceilingReasons) and also,
+// lossless, when it is tester-limited already (receive drops) or a
+// generator fell short while sending near the ceiling (shortNearCeiling):
+// the load asked is more than this tester carries, a lasting limit rather
+// than a stall or the path holding it back.
 func (e *XDPEngine) judge(res *Result, lim *limits, spec Spec, loads [2]float64) {
-	lim.add(false, ceilingReasons(e.cfg.CeilingFPS, spec.FrameSize, loads, res.LossPercent(), e.cfg.TesterLimitTolerance))
+	loss := res.LossPercent()
+	if len(lim.reasons) > 0 || shortNearCeiling(&e.trial.fc, ceilingFor(e.cfg.CeilingFPS, spec.FrameSize)) {
+		loss = 100 // ceilingReasons then asks only whether the load reaches the ceiling
+	}
+	lim.add(false, ceilingReasons(e.cfg.CeilingFPS, spec.FrameSize, loads, loss, e.cfg.TesterLimitTolerance))
 	e.trial.fc.apply(res, lim, e.trial.press, e.cfg.CeilingFPS, spec.FrameSize)
+}
+
+// shortNearCeiling reports whether a port's generator fell short (f.short)
+// while offering at least heldBelowCeiling of the calibrated ceiling c (0:
+// none): HeldBack's rule says the path did not hold such a sender back, so
+// the ceiling did.
+func shortNearCeiling(f *flowCheck, c float64) bool {
+	for i := range f.short {
+		if c > 0 && len(f.short[i]) > 0 && f.fps[i] >= c*heldBelowCeiling {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *XDPEngine) release() { e.trial.tx = [2][]*streamState{} }
@@ -383,4 +406,29 @@ func (t *xdpTx) flush() error {
 		}
 	}
 	return nil
+}
+
+// CalibrateXDP measures the xdp tester's ceilings per frame size on a loop
+// (port A connected to port B with nothing between, e.g. the lab's loop
+// topology), as Calibrate does for the raw transport: for each size the
+// xdp generator on A sends at full speed for d and the xdp receiver on B
+// counts; the point records both rates and the ceiling is the lower.
+// Feed the points to Config.CeilingFPS (CeilingMap) of an XDPEngine; they
+// say Paths.Transport "xdp". Sizes the xdp transport cannot carry and
+// ports where AF_XDP cannot run are refused before any traffic (the error
+// wraps ErrNotSupported then).
+func CalibrateXDP(ctx context.Context, cfg Config, sizes []int, d time.Duration) ([]CalibrationPoint, error) {
+	if err := checkCalibration(sizes, d); err != nil {
+		return nil, err
+	}
+	if m := afxdp.MaxFrameSize(afxdp.DefaultChunkSize); slices.Max(sizes) > m {
+		return nil, fmt.Errorf("calibrate %d bytes: the xdp transport carries frames up to %d bytes (no AF_XDP multi-buffer yet); calibrate the raw transport for jumbo frames",
+			slices.Max(sizes), m)
+	}
+	e, err := OpenXDP(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	return calibrate(ctx, e, sizes, d)
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -249,5 +250,52 @@ func TestXDPGenerate(t *testing.T) {
 	t.Logf("%+v", res)
 	if res.Sent < 19800 || res.Sent > 20200 || res.OfferedFPS < 19800 || res.OfferedFPS > 20200 || res.Paths.XDP == "" {
 		t.Errorf("sent %d at %.0f fps (path %q), want 20000 ± 1 %% in 1 s and the AF_XDP path", res.Sent, res.OfferedFPS, res.Paths.XDP)
+	}
+}
+
+// TestCalibrateXDP: CalibrateXDP on a loop (no DUT) measures the xdp
+// generator's and receiver's ceilings per size and records them as the xdp
+// transport's; an xdp engine given those ceilings flags a trial asked at
+// twice the 64 B ceiling tester-limited, naming the ceiling (a lasting
+// limit), and never passes it (with no DUT, nothing can be the DUT's).
+func TestCalibrateXDP(t *testing.T) {
+	st := labtest.New(t, lab.Config{Topology: lab.TopologyLoop})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pts, err := CalibrateXDP(ctx, xdpPortsOf(st), []int{64, 1518}, time.Second)
+	if errors.Is(err, afxdp.ErrNotSupported) {
+		t.Skipf("AF_XDP cannot run here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pts {
+		t.Logf("xdp calibration %d B: offered %.0f received %.0f ceiling %.0f fps, receiver drops %d, paths %+v",
+			p.FrameSize, p.OfferedFPS, p.ReceivedFPS, p.CeilingFPS, p.KernelDrops, p.Paths)
+		if p.Paths.Transport != "xdp" || p.Paths.XDP == "" {
+			t.Errorf("%d B: paths %+v, want the xdp transport and its AF_XDP path", p.FrameSize, p.Paths)
+		}
+		if !(p.CeilingFPS > 0) || p.CeilingFPS > p.OfferedFPS || p.CeilingFPS > p.ReceivedFPS {
+			t.Errorf("%d B: ceiling %.0f of offered %.0f and received %.0f fps, want 0 < ceiling = the lower",
+				p.FrameSize, p.CeilingFPS, p.OfferedFPS, p.ReceivedFPS)
+		}
+	}
+	if len(pts) != 2 || pts[0].FrameSize != 64 || pts[1].FrameSize != 1518 {
+		t.Fatalf("points %+v, want 64 and 1518 B", pts)
+	}
+	cfg := xdpPortsOf(st)
+	cfg.CeilingFPS = CeilingMap(pts)
+	e := openXDPEngine(t, cfg)
+	ask := 2 * pts[0].CeilingFPS
+	r := runXDPTrial(t, e, oneWay(64, ask, time.Second))
+	s := r.Streams[0]
+	if !r.TesterLimited || r.Passed(100) {
+		t.Errorf("%.0f fps, twice the ceiling: tester-limited %v (%q), passed %v; want flagged, not passed", ask, r.TesterLimited, r.TesterLimitReason, r.Passed(100))
+	}
+	if !strings.Contains(r.TesterLimitReason, "calibrated ceiling") || r.TesterLimitTransient {
+		t.Errorf("twice the ceiling: reason %q (transient %v), want the calibrated ceiling named, a lasting limit", r.TesterLimitReason, r.TesterLimitTransient)
+	}
+	if s.OfferedFPS >= ask {
+		t.Errorf("offered %.0f fps of %.0f asked: more than the calibrated generator sends", s.OfferedFPS, ask)
 	}
 }

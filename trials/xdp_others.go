@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"time"
 )
 
 // XDPEngine is the xdp transport; it exists only on Linux.
@@ -30,4 +31,9 @@ func (e *XDPEngine) Close() error { return nil }
 // GenerateXDP returns an error: AF_XDP is Linux-only.
 func GenerateXDP(ctx context.Context, c GenConfig) (GenResult, error) {
 	return GenResult{}, errXDPNotSupported
+}
+
+// CalibrateXDP returns an error: AF_XDP is Linux-only.
+func CalibrateXDP(ctx context.Context, cfg Config, sizes []int, d time.Duration) ([]CalibrationPoint, error) {
+	return nil, errXDPNotSupported
 }

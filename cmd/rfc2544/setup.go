@@ -61,10 +61,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	}
 
 	if f.calibration != "" {
-		if s.transport != transportRaw {
-			return nil, usagef("--calibration: tester ceilings apply to the raw transport; drop it with --transport %s", s.transport)
-		}
-		pts, err := rig.ReadCalibration(f.calibration)
+		pts, err := rig.ReadCalibration(f.calibration, s.transport)
 		if err != nil {
 			return nil, err
 		}

@@ -28,6 +28,13 @@ type pair struct {
 // Without root it skips with the reason.
 func newPair(t testing.TB) *pair {
 	t.Helper()
+	return newPairQueues(t, 0)
+}
+
+// newPairQueues is newPair with queues transmit and receive queues on each
+// end (0: the kernel's default, one).
+func newPairQueues(t testing.TB, queues int) *pair {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("afxdp lab tests need root (network namespaces, AF_XDP, XDP programs); run them as root")
 	}
@@ -66,7 +73,8 @@ func newPair(t testing.TB) *pair {
 		t.Fatal(err)
 	}
 	defer hb.Close()
-	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: p.ifA}, PeerName: p.ifB, PeerNamespace: netlink.NsFd(int(handles[1]))}
+	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: p.ifA, NumTxQueues: queues, NumRxQueues: queues}, PeerName: p.ifB,
+		PeerNamespace: netlink.NsFd(int(handles[1]))}
 	if err := ha.LinkAdd(veth); err != nil {
 		t.Fatalf("create veth: %v", err)
 	}
