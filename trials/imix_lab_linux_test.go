@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/framing"
-	"github.com/rfc2544/rfc2544/internal/pending"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/rfc2544"
@@ -27,7 +26,6 @@ import (
 // each frame without its FCS. A trial well below R gets every frame of every
 // size through, in the mix's 7:4:1 shares. RFC2544_SEED=N replays a draw.
 func TestIMIXSearchAccuracy(t *testing.T) {
-	pending.Skip(t, 16, "CI on 2026-12-01 (8d58db6): udp imix 94,839 fps = 101.01 % of R = 93,886 fps (262.8 Mbit/s) against +1 %, raw 100.45 %; h16's run 100.30 / 100.36 %. At ~94 kfps the shaper passed up to 1 % more than rate / (8 · (F̄ − 4)) in this session (64 B in the main job: 100.51 and 101.13 %): the ground-truth model at high packet rates needs a look")
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("RFC2544_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
