@@ -82,8 +82,9 @@ type Plan struct {
 
 	// LabSweep runs the plan once per lab setting on a temporary lab and
 	// compares the runs (the command's --fw-rules-sweep). The runner
-	// ignores it: the command reads it and gives each run one setting.
-	LabSweep LabSweep `json:"lab_sweep,omitzero" yaml:"lab_sweep,omitempty"`
+	// ignores it: the command reads it from the plan file and gives each
+	// run one setting, so no run's results (JSON) hold it.
+	LabSweep LabSweep `json:"-" yaml:"lab_sweep,omitempty"`
 }
 
 // LabSweep is a plan's lab_sweep, e.g. lab_sweep: {fw_rules: [0, 100, 1000,
@@ -91,7 +92,7 @@ type Plan struct {
 type LabSweep struct {
 	// FWRules are the DUT's firewall rule counts (--fw-rules), one run
 	// each: at least two, each once.
-	FWRules []int `json:"fw_rules,omitempty" yaml:"fw_rules,omitempty"`
+	FWRules []int `yaml:"fw_rules,omitempty"`
 }
 
 // TrialConfig is the shape of every trial (RFC 2544 §23).
