@@ -469,6 +469,17 @@ func addThroughputNamed(p *plot.Plot, res *rfc2544.Results, st throughputStyle, 
 	return math.Max(y, lineRateFPS(res, int(lo))), nil
 }
 
+// measuredSizes are the smallest and largest frame sizes (an IMIX at its
+// mean size) the runs' throughput results hold.
+func measuredSizes(runs ...*rfc2544.Results) (lo, hi float64) {
+	lo, hi = math.Inf(1), 0
+	for _, r := range runs {
+		l, h := sizeRange(r)
+		lo, hi = math.Min(lo, l), math.Max(hi, h)
+	}
+	return lo, hi
+}
+
 // sideLabel names run A or B in a legend: "A", or "A mtu1500.json".
 func sideLabel(side, label string) string {
 	if label == "" || label == side {
@@ -590,11 +601,11 @@ func RunsChart(rs Runs) (*plot.Plot, error) {
 	}
 	p := newPlot(fmt.Sprintf("Throughput vs frame size, %d runs", len(rs.Runs)), "Frame size (bytes, FCS included)", "Throughput (frames/s, all streams)")
 	p.Legend.Top = true
-	lo, hi := float64(rs.Sizes[0]), float64(rs.Sizes[len(rs.Sizes)-1])
+	lo, hi := measuredSizes(rs.res...)
+	frameSizeAxis(&p.X, lo, hi) // labels hi, the largest size measured
 	if lo == hi {
-		lo, hi = lo*0.9, hi*1.1
+		lo, hi = lo/1.15, hi*1.15 // the line rate across the axis (frameSizeAxis's margin)
 	}
-	frameSizeAxis(&p.X, lo, hi)
 	ymin, ymax := math.Inf(1), 0.0
 	for i := range rs.res {
 		for _, row := range rs.FPS[i] {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"image/png"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,6 +132,51 @@ func TestCompareSelf(t *testing.T) {
 		}
 		if r.Ratio != nil && *r.Ratio != 1 {
 			t.Errorf("%s %d %s: ratio %g comparing a run with itself", r.Test, r.FrameSize, r.Metric, *r.Ratio)
+		}
+	}
+}
+
+// TestRunsChartFrameSizeAxis: the frame-size axis of an N-run chart labels
+// the sizes measured: one size (a sweep at 512 B) is labelled 512, not a
+// round number beside it, and a sweep of 64, 512 and 1518 B labels all three.
+func TestRunsChartFrameSizeAxis(t *testing.T) {
+	for _, tt := range []struct {
+		sizes []int
+		want  []string // labels that must be on the axis
+		only  bool     // and no other label
+	}{
+		{sizes: []int{512}, want: []string{"512"}, only: true},
+		{sizes: []int{64, 512, 1518}, want: []string{"64", "512", "1518"}},
+	} {
+		var runs []*rfc2544.Results
+		for _, f := range []model{fixture1500, fixture9000} {
+			r := loadFixture(t, f)
+			var kept []rfc2544.ThroughputResult
+			for _, tr := range r.Throughput {
+				if slices.Contains(tt.sizes, tr.FrameSize) {
+					kept = append(kept, tr)
+				}
+			}
+			r.Throughput = kept
+			runs = append(runs, r)
+		}
+		p, err := RunsChart(CompareRuns(runs, []string{"0 rules", "1000 rules"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var labels []string
+		for _, tk := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		for _, w := range tt.want {
+			if !slicesContains(labels, w) {
+				t.Errorf("sizes %v: axis labels %q, want %s among them", tt.sizes, labels, w)
+			}
+		}
+		if tt.only && len(labels) != len(tt.want) {
+			t.Errorf("sizes %v: axis labels %q, want only %q", tt.sizes, labels, tt.want)
 		}
 	}
 }
