@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"image/png"
+	"math"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"gonum.org/v1/plot"
 
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
@@ -177,6 +179,49 @@ func TestRunsChartFrameSizeAxis(t *testing.T) {
 		}
 		if tt.only && len(labels) != len(tt.want) {
 			t.Errorf("sizes %v: axis labels %q, want only %q", tt.sizes, labels, tt.want)
+		}
+	}
+}
+
+// TestRunsChartLines: a sweep whose throughputs span 100× (0 to 10,000
+// rules) draws one legend entry per run and one for the line rate (no
+// per-run NDR/PDR pair), on a log throughput axis that fills the chart:
+// drawn as log10 values on a linear scale, so the axis label gonum sizes
+// the plot for sits at the middle (on gonum's LogScale it sat near the top
+// and the plot took the lower half of the chart).
+func TestRunsChartLines(t *testing.T) {
+	var runs []*rfc2544.Results
+	labels := []string{"0 rules", "100 rules", "1000 rules", "10000 rules"}
+	for _, scale := range []float64{1, 0.6, 0.1, 0.01} {
+		r := loadFixture(t, fixture1500)
+		for i := range r.Throughput {
+			r.Throughput[i].FPS *= scale
+		}
+		runs = append(runs, r)
+	}
+	rs := CompareRuns(runs, labels)
+	p, err := RunsChart(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mid := p.Y.Norm((p.Y.Min + p.Y.Max) / 2); math.Abs(mid-0.5) > 1e-9 {
+		t.Errorf("the middle of the throughput axis normalizes to %.3f, want 0.5 (the plot is sized for the axis label there)", mid)
+	}
+	if _, ok := p.Y.Scale.(plot.LinearScale); !ok || p.Y.Max > 10 {
+		t.Errorf("throughput axis %T over [%g, %g]: want log10 values on a linear scale", p.Y.Scale, p.Y.Min, p.Y.Max)
+	}
+	var svg bytes.Buffer
+	if err := WritePlot(&svg, p, SVG); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range append(labels, "theoretical line rate (1 Gbit/s)") {
+		if n := strings.Count(svg.String(), ">"+l+"<"); n != 1 {
+			t.Errorf("legend entry %q drawn %d times, want once", l, n)
+		}
+	}
+	for _, no := range []string{"PDR", "NDR"} {
+		if strings.Contains(svg.String(), no) {
+			t.Errorf("the chart names %s: want one line per run, the table's throughput", no)
 		}
 	}
 }
