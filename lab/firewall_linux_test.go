@@ -42,7 +42,7 @@ func fwEngine(t *testing.T, ctx context.Context, st *lab.State) *trials.Engine {
 
 // countedTrial runs one A->B trial of size bytes at rate fps for d and
 // returns its result with the DUT's counters before and after it.
-func countedTrial(t *testing.T, ctx context.Context, st *lab.State, e *trials.Engine, size int, rate float64, d time.Duration) (trials.Result, lab.DUTCounters, lab.DUTCounters) {
+func countedTrial(t *testing.T, ctx context.Context, st *lab.State, e rfc2544.Tester, size int, rate float64, d time.Duration) (trials.Result, lab.DUTCounters, lab.DUTCounters) {
 	t.Helper()
 	c0, err := st.DUTCounters()
 	if err != nil {
@@ -67,7 +67,11 @@ func countedTrial(t *testing.T, ctx context.Context, st *lab.State, e *trials.En
 // so frames its backlog forwarded after the sender stopped are inside it).
 func fwCapacity(t *testing.T, ctx context.Context, st *lab.State, e *trials.Engine, size int, rate float64, d time.Duration) float64 {
 	t.Helper()
-	res, c0, c1 := countedTrial(t, ctx, st, e, size, rate, d)
+	var tester rfc2544.Tester = e
+	if len(st.DUTCPUs) > 0 {
+		tester = cpuWatch{t: t, next: e, cpu: st.DUTCPUs[0]}
+	}
+	res, c0, c1 := countedTrial(t, ctx, st, tester, size, rate, d)
 	s := res.Streams[0]
 	fwd := float64(c1.Forwarded4 - c0.Forwarded4)
 	capFPS := fwd / s.TxSeconds
@@ -152,7 +156,11 @@ func TestFirewallThroughputIsTheDUTs(t *testing.T) {
 					samples = append(samples, fwCapacity(t, ctx, st, e, size, over, time.Second))
 				}
 				before := median(slices.Clone(samples))
-				res := fwSearch(t, ctx, e, size, 0.5*before, 1.3*before)
+				var tester rfc2544.Tester = e
+				if len(st.DUTCPUs) > 0 {
+					tester = cpuWatch{t: t, next: e, cpu: st.DUTCPUs[0]}
+				}
+				res := fwSearch(t, ctx, tester, size, 0.5*before, 1.3*before)
 				for range 2 {
 					samples = append(samples, fwCapacity(t, ctx, st, e, size, over, time.Second))
 				}
