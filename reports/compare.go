@@ -694,11 +694,17 @@ func RunsChart(rs Runs) (*plot.Plot, error) {
 			continue
 		}
 		c := colorOf(runColors[i%len(runColors)])
-		l, sc, err := line(pts, c, i%2 == 1, glyphs[i%len(glyphs)])
+		r := rs.res[i]
+		lineY := func(f float64) float64 {
+			return y(framing.LineRateFPS(r.Plan.LinkBps, int(math.Round(f))) * float64(streams(r)))
+		}
+		l, sc, err := line(guide(pts, lineY), c, i%2 == 1, glyphs[i%len(glyphs)])
 		if err != nil {
 			return nil, fmt.Errorf("comparison chart: %w", err)
 		}
-		sc.GlyphStyle.Radius = vg.Points(4)
+		if sc, err = markers(pts, c, glyphs[i%len(glyphs)]); err != nil {
+			return nil, fmt.Errorf("comparison chart: %w", err)
+		}
 		p.Add(l, sc)
 		p.Legend.Add(rs.Runs[i].Label, l, sc)
 	}
@@ -726,6 +732,31 @@ func RunsChart(rs Runs) (*plot.Plot, error) {
 		p.Y.Min, p.Y.Max = 0, ymax*1.05
 	}
 	return p, nil
+}
+
+// guide is the line drawn through a run's measured points (ascending X,
+// a frame size on the log axis): straight on the chart between neighbours,
+// but never above lineY, the run's theoretical line rate. A straight line
+// between two sizes measured at line rate would otherwise cut above the
+// line-rate curve and claim a throughput no link carries.
+func guide(pts plotter.XYs, lineY func(f float64) float64) plotter.XYs {
+	if len(pts) < 2 {
+		return pts
+	}
+	const steps = 24
+	var out plotter.XYs
+	for k := 0; k+1 < len(pts); k++ {
+		a, b := pts[k], pts[k+1]
+		for s := 0; s < steps; s++ {
+			t := float64(s) / steps
+			f := a.X * math.Pow(b.X/a.X, t) // straight on the log axis
+			// Not below the lower end either: a point measured a hair
+			// above the line rate keeps its line level.
+			ceiling := math.Max(lineY(f), math.Min(a.Y, b.Y))
+			out = append(out, plotter.XY{X: f, Y: math.Min(a.Y+(b.Y-a.Y)*t, ceiling)})
+		}
+	}
+	return append(out, pts[len(pts)-1])
 }
 
 // runColors are the palette entries of the runs' lines: not 1 (nor 3),

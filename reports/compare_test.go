@@ -12,7 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 
+	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
@@ -223,5 +225,28 @@ func TestRunsChartLines(t *testing.T) {
 		if strings.Contains(svg.String(), no) {
 			t.Errorf("the chart names %s: want one line per run, the table's throughput", no)
 		}
+	}
+}
+
+// TestRunsChartGuide: the line through a run's points never rises above
+// its line rate (two sizes measured at line rate follow the curve between
+// them, where a straight line cut above it), and a flat run stays flat.
+func TestRunsChartGuide(t *testing.T) {
+	lineRate := func(f float64) float64 { return framing.LineRateFPS(1e9, int(math.Round(f))) }
+	atLine := plotter.XYs{{X: 512, Y: lineRate(512)}, {X: 1518, Y: lineRate(1518)}}
+	for _, xy := range guide(atLine, lineRate) {
+		if xy.Y > lineRate(xy.X)*(1+1e-9) {
+			t.Errorf("guide at %.0f B: %.0f fps, above the line rate %.0f", xy.X, xy.Y, lineRate(xy.X))
+		}
+	}
+	flat := plotter.XYs{{X: 64, Y: 7000}, {X: 512, Y: 7000}, {X: 1518, Y: 7000}}
+	g := guide(flat, lineRate)
+	for _, xy := range g {
+		if xy.Y != 7000 {
+			t.Errorf("flat run: guide at %.0f B is %.0f, want 7000", xy.X, xy.Y)
+		}
+	}
+	if g[0] != flat[0] || g[len(g)-1] != flat[2] {
+		t.Errorf("guide runs %v to %v, want from the first point to the last", g[0], g[len(g)-1])
 	}
 }
