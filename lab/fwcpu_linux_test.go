@@ -88,39 +88,6 @@ func cpuSample(cpu int) (cpuTimes, softnet, error) {
 	return ct, sn, err
 }
 
-// ownThreadsOn returns the CPU time (clock ticks, user+system) of this
-// process's threads, by the CPU each last ran on (/proc/self/task/*/stat:
-// utime and stime are fields 14-15, processor field 39). Approximate: a
-// thread that moved during a trial counts where it ended (so a difference
-// may even be negative).
-func ownThreadsOn() map[int]uint64 {
-	out := map[int]uint64{}
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return out
-	}
-	for _, tk := range tasks {
-		b, err := os.ReadFile("/proc/self/task/" + tk.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')') // the name may hold spaces
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
-		if len(f) < 37 {
-			continue
-		}
-		ut, _ := strconv.ParseUint(f[11], 10, 64)
-		st, _ := strconv.ParseUint(f[12], 10, 64)
-		cpu, _ := strconv.Atoi(f[36])
-		out[cpu] += ut + st
-	}
-	return out
-}
-
 // cpuWatch wraps a tester and logs, for each trial, where the DUT's CPU
 // went: its softirq share (the DUT's forwarding), the share other tasks
 // took (user and system time, the tester's own runtime threads among
@@ -151,11 +118,10 @@ func (w cpuWatch) Run(ctx context.Context, spec trials.Spec) (trials.Result, err
 		}
 		return out
 	}
-	before, own0 := take(), ownThreadsOn()
+	before := take()
 	res, err := w.next.Run(ctx, spec)
-	after, own1 := take(), ownThreadsOn()
-	line := fmt.Sprintf("    %.0f fps: loss %.3f%%; this process's threads last on the DUT's cpu%d used %d ticks (on the others %d)",
-		spec.RateFPS, res.LossPercent(), w.cpu, int64(own1[w.cpu])-int64(own0[w.cpu]), int64(sumOthers(own1, w.cpu))-int64(sumOthers(own0, w.cpu)))
+	after := take()
+	line := fmt.Sprintf("    %.0f fps: loss %.3f%%", spec.RateFPS, res.LossPercent())
 	for i, c := range cpus {
 		b, a := before[i], after[i]
 		if b.err != nil || a.err != nil {
@@ -177,16 +143,6 @@ func (w cpuWatch) Run(ctx context.Context, spec trials.Spec) (trials.Result, err
 	}
 	w.t.Log(line)
 	return res, err
-}
-
-func sumOthers(m map[int]uint64, cpu int) uint64 {
-	var n uint64
-	for c, v := range m {
-		if c != cpu {
-			n += v
-		}
-	}
-	return n
 }
 
 func TestParseCPUStat(t *testing.T) {
