@@ -42,7 +42,7 @@ func fwEngine(t *testing.T, ctx context.Context, st *lab.State) *trials.Engine {
 
 // countedTrial runs one A->B trial of size bytes at rate fps for d and
 // returns its result with the DUT's counters before and after it.
-func countedTrial(t *testing.T, ctx context.Context, st *lab.State, e *trials.Engine, size int, rate float64, d time.Duration) (trials.Result, lab.DUTCounters, lab.DUTCounters) {
+func countedTrial(t *testing.T, ctx context.Context, st *lab.State, e rfc2544.Tester, size int, rate float64, d time.Duration) (trials.Result, lab.DUTCounters, lab.DUTCounters) {
 	t.Helper()
 	c0, err := st.DUTCounters()
 	if err != nil {
@@ -67,7 +67,11 @@ func countedTrial(t *testing.T, ctx context.Context, st *lab.State, e *trials.En
 // so frames its backlog forwarded after the sender stopped are inside it).
 func fwCapacity(t *testing.T, ctx context.Context, st *lab.State, e *trials.Engine, size int, rate float64, d time.Duration) float64 {
 	t.Helper()
-	res, c0, c1 := countedTrial(t, ctx, st, e, size, rate, d)
+	var tester rfc2544.Tester = e
+	if len(st.DUTCPUs) > 0 {
+		tester = cpuWatch{t: t, next: e, cpu: st.DUTCPUs[0]}
+	}
+	res, c0, c1 := countedTrial(t, ctx, st, tester, size, rate, d)
 	s := res.Streams[0]
 	fwd := float64(c1.Forwarded4 - c0.Forwarded4)
 	capFPS := fwd / s.TxSeconds
@@ -113,8 +117,8 @@ func fwSearch(t *testing.T, ctx context.Context, e rfc2544.Tester, size int, lo,
 		t.Fatalf("throughput %d B: %v", size, err)
 	}
 	for _, tr := range res.Trials {
-		t.Logf("  step %d: intended %.0f offered %.0f fps, loss %.3f%%, %s %s %s%s", tr.Step, tr.IntendedFPS, tr.OfferedFPS,
-			tr.LossPercent, tr.Outcome, tr.FailReason, tr.TesterLimitReason, tr.Result.FlowControlReason)
+		t.Logf("  step %d: intended %.0f offered %.0f fps, loss %.3f%%, %s %s %s%s %s", tr.Step, tr.IntendedFPS, tr.OfferedFPS,
+			tr.LossPercent, tr.Outcome, tr.FailReason, tr.TesterLimitReason, tr.Result.FlowControlReason, tr.Overload)
 	}
 	return res
 }
@@ -130,7 +134,9 @@ func fwSearch(t *testing.T, ctx context.Context, e rfc2544.Tester, size int, lo,
 // search, and the throughput must lie between 0.9× the lowest sample and the
 // highest; its ratio to the median is logged.
 func TestFirewallThroughputIsTheDUTs(t *testing.T) {
-	pending.Skip(t, 19, "on a quiet box on 2026-12-01 two of three runs passed; the third found 512 B at 0.865 × the lowest of five capacity samples (27,230 fps, 2108 rules; the samples spread 3.7 %); with builds running, 3 of 6 runs fell below 0.9 × (0.596-1.030 × the median): the zero-loss search meets the DUT's worst moments, which an overload sample averages away")
+	pending.Skip(t, 19, "on a quiet box on 2026-12-01 two of three runs passed; the third found 512 B at 0.865 × the lowest of five capacity samples (27,230 fps, 2108 rules; the samples spread 3.7 %); with builds running, 3 of 6 runs fell below 0.9 × (0.596-1.030 × the median). "+
+		"Later that day with CPU accounting per trial (cpuWatch), 2 of 4 runs passed; the fails: 512 B at 0.846 and 0.819 × the median (0.895 and 0.827 × the lowest), where zero-loss trials at 0.83-0.89 × failed 'not sustained: queue growing' (+6 to +31 ms over 2 s) while the DUT's CPU idled 19-33 %, and stateful 64 B at 0.880 × (0.891 ×), real loss at 0.90-0.98 × with the DUT's CPU 14 % idle. "+
+		"No host stall (steal <= 1 % in every trial). At the 10x overload that samples capacity the DUT's CPU runs softirq 71-77 % and idles 20-29 % while its backlog drops 60 %: on this VM the lab DUT is not CPU-bound and its rate depends on how frames arrive, so an overload sample is not the rate a paced trial sustains")
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 0))
 	for _, stateful := range []bool{false, true} {
@@ -152,7 +158,11 @@ func TestFirewallThroughputIsTheDUTs(t *testing.T) {
 					samples = append(samples, fwCapacity(t, ctx, st, e, size, over, time.Second))
 				}
 				before := median(slices.Clone(samples))
-				res := fwSearch(t, ctx, e, size, 0.5*before, 1.3*before)
+				var tester rfc2544.Tester = e
+				if len(st.DUTCPUs) > 0 {
+					tester = cpuWatch{t: t, next: e, cpu: st.DUTCPUs[0]}
+				}
+				res := fwSearch(t, ctx, tester, size, 0.5*before, 1.3*before)
 				for range 2 {
 					samples = append(samples, fwCapacity(t, ctx, st, e, size, over, time.Second))
 				}

@@ -60,7 +60,7 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.duplicate, "duplicate", "", "relay: `percent` of frames sent twice")
 	fs.Uint64Var(&f.seed, "seed", 0, "relay: random `seed` (default from the clock)")
 	fs.IntVar(&f.fwRules, "fw-rules", 0, "`N` non-matching firewall rules the DUT evaluates per packet before accepting it")
-	fs.StringVar(&f.fwSweep, "fw-rules-sweep", "", "run once per firewall rule `count` (comma-separated, e.g. 0,100,1000,10000) and compare the runs (run/throughput --lab only)")
+	fs.StringVar(&f.fwSweep, "fw-rules-sweep", "", "run once per firewall rule `count` (comma-separated, e.g. 0,100,1000,10000) and compare the runs (run/throughput --lab only; a plan file says it as lab_sweep: {fw_rules: [0, 100]}, which this flag replaces)")
 	fs.IntVar(&f.fwSet, "fw-set", 0, "`N` addresses in an nftables set the DUT looks each packet's source up in once")
 	fs.BoolVar(&f.fwStateful, "fw-stateful", false, "stateful DUT rule base: conntrack established/related accept, invalid drop, new test flows accepted by an explicit rule, policy drop")
 	fs.IntVar(&f.mtu, "mtu", 0, "IP MTU of both links in `bytes`, e.g. 9000 (default 1500)")
@@ -158,7 +158,7 @@ func (f *Flags) Config(name string) (Config, error) {
 }
 
 // Sweep returns the --fw-rules-sweep rule counts (nil when not given),
-// each checked as --fw-rules would be.
+// checked by ValidateSweep.
 func (f *Flags) Sweep() ([]int, error) {
 	if f.fwSweep == "" {
 		return nil, nil
@@ -166,13 +166,13 @@ func (f *Flags) Sweep() ([]int, error) {
 	var out []int
 	for _, v := range strings.Split(f.fwSweep, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 0 || n > maxFWRules {
+		if err != nil {
 			return nil, fmt.Errorf("--fw-rules-sweep: invalid rule count %q: use comma-separated counts of 0-%d, e.g. 0,100,1000,10000", v, maxFWRules)
 		}
 		out = append(out, n)
 	}
-	if len(out) < 2 {
-		return nil, fmt.Errorf("--fw-rules-sweep %q: give at least two rule counts, e.g. 0,100,1000,10000", f.fwSweep)
+	if err := ValidateSweep(out); err != nil {
+		return nil, fmt.Errorf("--fw-rules-sweep %s: %w", f.fwSweep, err)
 	}
 	if f.fwRules != 0 {
 		return nil, fmt.Errorf("--fw-rules-sweep and --fw-rules %d: give one; the sweep sets the rule count of each run", f.fwRules)

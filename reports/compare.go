@@ -3,6 +3,7 @@ package reports
 import (
 	"bufio"
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"slices"
@@ -10,9 +11,11 @@ import (
 	"time"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
@@ -469,6 +472,17 @@ func addThroughputNamed(p *plot.Plot, res *rfc2544.Results, st throughputStyle, 
 	return math.Max(y, lineRateFPS(res, int(lo))), nil
 }
 
+// measuredSizes are the smallest and largest frame sizes (an IMIX at its
+// mean size) the runs' throughput results hold.
+func measuredSizes(runs ...*rfc2544.Results) (lo, hi float64) {
+	lo, hi = math.Inf(1), 0
+	for _, r := range runs {
+		l, h := sizeRange(r)
+		lo, hi = math.Min(lo, l), math.Max(hi, h)
+	}
+	return lo, hi
+}
+
 // sideLabel names run A or B in a legend: "A", or "A mtu1500.json".
 func sideLabel(side, label string) string {
 	if label == "" || label == side {
@@ -580,58 +594,139 @@ func WriteRuns(w io.Writer, rs Runs) error {
 	return bw.Flush()
 }
 
-// RunsChart draws one throughput line per run against frame size, and the
-// theoretical line rate of the first run. The throughput axis is
-// logarithmic when the runs span more than a factor of 20 (0 vs 10,000
-// rules), so every line stays readable.
+// RunsChart draws one throughput line per run against frame size: the
+// values of the table (WriteRuns), each run's markers joined by a line, a
+// tester-limited value (a lower bound) ringed by a triangle, and the
+// theoretical line rate (once per line rate the runs have). The throughput
+// axis is logarithmic when the runs span more than a factor of 20 (0 vs
+// 10,000 rules), so every line stays readable; a size without a number is
+// left out there (the table says why) and marked at 0 on a linear axis.
+//
+// The logarithmic axis is logAxis's (log10 values on a linear scale):
+// gonum's LogScale squeezed the plot of a 0 to 10,000-rule sweep into the
+// lower half of the chart.
 func RunsChart(rs Runs) (*plot.Plot, error) {
 	if len(rs.res) == 0 || len(rs.Sizes) == 0 {
 		return nil, fmt.Errorf("comparison chart: no run holds throughput results")
 	}
 	p := newPlot(fmt.Sprintf("Throughput vs frame size, %d runs", len(rs.Runs)), "Frame size (bytes, FCS included)", "Throughput (frames/s, all streams)")
 	p.Legend.Top = true
-	lo, hi := float64(rs.Sizes[0]), float64(rs.Sizes[len(rs.Sizes)-1])
+	lo, hi := measuredSizes(rs.res...)
+	frameSizeAxis(&p.X, lo, hi) // labels hi, the largest size measured
 	if lo == hi {
-		lo, hi = lo*0.9, hi*1.1
+		lo, hi = lo/1.15, hi*1.15 // the line rate across the axis (frameSizeAxis's margin)
 	}
-	frameSizeAxis(&p.X, lo, hi)
 	ymin, ymax := math.Inf(1), 0.0
 	for i := range rs.res {
-		for _, row := range rs.FPS[i] {
-			if row.V != nil && *row.V > 0 {
-				ymin, ymax = math.Min(ymin, *row.V), math.Max(ymax, *row.V)
+		for _, v := range rs.FPS[i] {
+			if v.V != nil && *v.V > 0 {
+				ymin, ymax = math.Min(ymin, *v.V), math.Max(ymax, *v.V)
 			}
 		}
 	}
 	logY := !math.IsInf(ymin, 1) && ymax/ymin > 20
-	ymax = 0
-	for i, r := range rs.res {
-		st := throughputStyle{name: rs.Runs[i].Label, color: runColors[i%len(runColors)], theory: i == 0, glyph: glyphs[i%len(glyphs)]}
-		if i%2 == 1 {
-			st.dashes = []vg.Length{vg.Points(8), vg.Points(3)}
-		}
+	y := func(fps float64) float64 { // the chart's Y of a throughput
 		if logY {
-			// A log axis has no zero: sizes without a throughput are
-			// left out of the chart (the table says why).
-			found := *r
-			found.Throughput = nil
-			for _, t := range r.Throughput {
-				if t.Found && t.FPS > 0 {
-					found.Throughput = append(found.Throughput, t)
+			return math.Log10(fps)
+		}
+		return fps
+	}
+
+	// The theoretical line rate, once per line rate (named by the first
+	// run with it when the runs differ).
+	type lineKey struct {
+		bps     float64
+		streams int
+	}
+	var lines []lineKey
+	first := map[lineKey]int{}
+	for i, r := range rs.res {
+		if k := (lineKey{r.Plan.LinkBps, streams(r)}); !slices.Contains(lines, k) {
+			lines, first[k] = append(lines, k), i
+		}
+	}
+	for n, k := range lines {
+		var xys plotter.XYs
+		const samples = 120
+		for s := 0; s <= samples; s++ {
+			f := lo * math.Pow(hi/lo, float64(s)/samples)
+			fps := framing.LineRateFPS(k.bps, int(math.Round(f))) * float64(k.streams)
+			if fps <= 0 {
+				continue
+			}
+			xys = append(xys, plotter.XY{X: f, Y: y(fps)})
+			ymax = math.Max(ymax, fps)
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, fmt.Errorf("comparison chart: %w", err)
+		}
+		l.Color, l.Width, l.Dashes = colorOf(1+2*n), vg.Points(1.5), []vg.Length{vg.Points(6), vg.Points(3)}
+		p.Add(l)
+		name := "theoretical line rate (" + bitRate(k.bps) + ")"
+		if len(lines) > 1 {
+			name = rs.Runs[first[k]].Label + ": " + name
+		}
+		p.Legend.Add(name, l)
+	}
+
+	var limited, missing plotter.XYs
+	for i := range rs.res {
+		var pts plotter.XYs
+		for j, size := range rs.Sizes {
+			x := framing.MeanFrameSize(size)
+			switch v := rs.FPS[i][j]; {
+			case v.V == nil || *v.V <= 0:
+				if !logY && v.Note != "not run" {
+					missing = append(missing, plotter.XY{X: x, Y: 0})
+				}
+			default:
+				pts = append(pts, plotter.XY{X: x, Y: y(*v.V)})
+				if v.AtLeast {
+					limited = append(limited, plotter.XY{X: x, Y: y(*v.V)})
 				}
 			}
-			r = &found
 		}
-		y, err := addThroughputNamed(p, r, st, rs.Runs[i].Label, lo, hi)
+		if len(pts) == 0 {
+			continue
+		}
+		c := colorOf(runColors[i%len(runColors)])
+		r := rs.res[i]
+		lineY := func(f float64) float64 {
+			return y(framing.LineRateFPS(r.Plan.LinkBps, int(math.Round(f))) * float64(streams(r)))
+		}
+		l, sc, err := line(guide(pts, lineY), c, i%2 == 1, glyphs[i%len(glyphs)])
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("comparison chart: %w", err)
 		}
-		ymax = math.Max(ymax, y)
+		if sc, err = markers(pts, c, glyphs[i%len(glyphs)]); err != nil {
+			return nil, fmt.Errorf("comparison chart: %w", err)
+		}
+		p.Add(l, sc)
+		p.Legend.Add(rs.Runs[i].Label, l, sc)
+	}
+	if len(limited) > 0 {
+		s, err := markers(limited, color.Gray{Y: 90}, draw.TriangleGlyph{})
+		if err != nil {
+			return nil, fmt.Errorf("comparison chart: %w", err)
+		}
+		s.GlyphStyle.Radius = vg.Points(7)
+		p.Add(s)
+		p.Legend.Add("≥ tester-limited (a lower bound)", s)
+	}
+	if len(missing) > 0 {
+		s, err := markers(missing, color.RGBA{200, 0, 0, 255}, draw.CrossGlyph{})
+		if err != nil {
+			return nil, fmt.Errorf("comparison chart: %w", err)
+		}
+		p.Add(s)
+		p.Legend.Add("no throughput (the table says why)", s)
 	}
 	if logY {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = logTicks{}
-		p.Y.Min, p.Y.Max = ymin/1.5, ymax*1.5
+		logAxis(&p.Y, ymin/1.5, ymax*1.5, logTicks{})
 	} else {
 		p.Y.Tick.Marker = humanTicks{}
 		p.Y.Min, p.Y.Max = 0, ymax*1.05
@@ -639,9 +734,34 @@ func RunsChart(rs Runs) (*plot.Plot, error) {
 	return p, nil
 }
 
-// runColors are the palette entries of the runs' lines: not 1, which the
-// first run's theoretical line rate uses (colorOf(color+1)).
-var runColors = []int{0, 2, 3, 4, 5, 6, 8, 9}
+// guide is the line drawn through a run's measured points (ascending X,
+// a frame size on the log axis): straight on the chart between neighbours,
+// but never above lineY, the run's theoretical line rate. A straight line
+// between two sizes measured at line rate would otherwise cut above the
+// line-rate curve and claim a throughput no link carries.
+func guide(pts plotter.XYs, lineY func(f float64) float64) plotter.XYs {
+	if len(pts) < 2 {
+		return pts
+	}
+	const steps = 24
+	var out plotter.XYs
+	for k := 0; k+1 < len(pts); k++ {
+		a, b := pts[k], pts[k+1]
+		for s := 0; s < steps; s++ {
+			t := float64(s) / steps
+			f := a.X * math.Pow(b.X/a.X, t) // straight on the log axis
+			// Not below the lower end either: a point measured a hair
+			// above the line rate keeps its line level.
+			ceiling := math.Max(lineY(f), math.Min(a.Y, b.Y))
+			out = append(out, plotter.XY{X: f, Y: math.Min(a.Y+(b.Y-a.Y)*t, ceiling)})
+		}
+	}
+	return append(out, pts[len(pts)-1])
+}
+
+// runColors are the palette entries of the runs' lines: not 1 (nor 3),
+// which the theoretical line rates use (colorOf(color+1)).
+var runColors = []int{0, 2, 4, 5, 6, 8, 9, 7}
 
 var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
 

@@ -79,6 +79,20 @@ type Plan struct {
 	FrameLoss  FrameLossConfig  `json:"frame_loss" yaml:"frame_loss"`
 	BackToBack BackToBackConfig `json:"back_to_back" yaml:"back_to_back"`
 	Recovery   RecoveryConfig   `json:"system_recovery" yaml:"system_recovery"`
+
+	// LabSweep runs the plan once per lab setting on a temporary lab and
+	// compares the runs (the command's --fw-rules-sweep). The runner
+	// ignores it: the command reads it from the plan file and gives each
+	// run one setting, so no run's results (JSON) hold it.
+	LabSweep LabSweep `json:"-" yaml:"lab_sweep,omitempty"`
+}
+
+// LabSweep is a plan's lab_sweep, e.g. lab_sweep: {fw_rules: [0, 100, 1000,
+// 10000]}. The zero value sweeps nothing.
+type LabSweep struct {
+	// FWRules are the DUT's firewall rule counts (--fw-rules), one run
+	// each: at least two, each once.
+	FWRules []int `yaml:"fw_rules,omitempty"`
 }
 
 // TrialConfig is the shape of every trial (RFC 2544 §23).

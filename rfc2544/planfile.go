@@ -235,7 +235,7 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 		return nil
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			return fmt.Errorf("line %d: %s: want a list, e.g. [%s], got a %s", n.Line, field, exampleList(t.Elem()), kindName(n))
+			return fmt.Errorf("line %d: %s: want a list, e.g. [%s], got a %s", n.Line, field, exampleList(path, t.Elem()), kindName(n))
 		}
 		for i, e := range n.Content {
 			if err := checkNode(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
@@ -288,7 +288,10 @@ func kindName(n *yaml.Node) string {
 	return "node"
 }
 
-func exampleList(t reflect.Type) string {
+func exampleList(path string, t reflect.Type) string {
+	if path == "lab_sweep.fw_rules" {
+		return "0, 100, 1000, 10000"
+	}
 	if t.Kind() == reflect.Int {
 		return "64, 512, 1518"
 	}

@@ -186,16 +186,15 @@ func labWriteJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// runSweep runs verb once per firewall rule count of --fw-rules-sweep, each
+// runSweep runs verb once per firewall rule count (sweepCounts), each
 // on its own temporary lab with --fw-rules N and its results in
 // OUT/fw-rules-N, then compares the runs: OUT/compare.txt, compare.json and
 // the chart compare-throughput.svg and .png (one line per rule count). It
 // returns the worst of the runs' errors (a tester-limited run does not stop
-// the sweep).
-func runSweep(ctx context.Context, verb string, fixed []rfc2544.Test, out string, counts []int, err error, args []string, stdout, stderr io.Writer) error {
-	if err != nil {
-		return usagef("%s: %v", verb, err)
-	}
+// the sweep). With --dry-run each run prints its plan and nothing is
+// compared.
+func runSweep(ctx context.Context, verb string, fixed []rfc2544.Test, sf *runFlags, counts []int, args []string, stdout, stderr io.Writer) error {
+	out := sf.out
 	if out == "" {
 		out = "rfc2544-sweep-" + time.Now().UTC().Format("20060102T150405Z")
 	}
@@ -206,7 +205,10 @@ func runSweep(ctx context.Context, verb string, fixed []rfc2544.Test, out string
 		dir := filepath.Join(out, fmt.Sprintf("fw-rules-%d", n))
 		fmt.Fprintf(stderr, "sweep: %d firewall rules -> %s\n", n, dir)
 		run := append(slices.Clone(base), "--fw-rules", strconv.Itoa(n), "--out", dir)
-		err := runVerb(ctx, verb, fixed, run, stdout, stderr)
+		f, err := parseRunArgs(verb, fixed, run)
+		if err == nil {
+			err = runOne(ctx, verb, fixed, f, run, stdout, stderr) // --fw-rules N: one run, even with the plan's lab_sweep
+		}
 		switch {
 		case err == nil:
 		case errors.Is(err, errTesterLimited):
@@ -215,6 +217,10 @@ func runSweep(ctx context.Context, verb string, fixed []rfc2544.Test, out string
 			return fmt.Errorf("sweep at %d rules: %w", n, err)
 		}
 		files = append(files, filepath.Join(dir, "results.json"))
+	}
+	if sf.dryRun {
+		fmt.Fprintf(stderr, "sweep: a dry run; the %d runs above would be compared in %s\n", len(counts), out)
+		return worst
 	}
 	var runs []*rfc2544.Results
 	var labels []string

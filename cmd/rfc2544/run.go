@@ -151,6 +151,18 @@ func runVerb(ctx context.Context, verb string, fixed []rfc2544.Test, args []stri
 	if err != nil {
 		return err
 	}
+	sweep, err := sweepCounts(verb, f, stderr)
+	if err != nil {
+		return err
+	}
+	if sweep != nil {
+		return runSweep(ctx, verb, fixed, f, sweep, args, stdout, stderr)
+	}
+	return runOne(ctx, verb, fixed, f, args, stdout, stderr)
+}
+
+// runOne runs the parsed command line f (args) once: no sweep.
+func runOne(ctx context.Context, verb string, fixed []rfc2544.Test, f *runFlags, args []string, stdout, stderr io.Writer) error {
 	if f.resume != "" {
 		// Locked before the journal is read: one writer per journal.
 		l, err := rig.LockFolder("--resume", f.resume)
@@ -158,9 +170,6 @@ func runVerb(ctx context.Context, verb string, fixed []rfc2544.Test, args []stri
 			return err
 		}
 		defer l.Unlock()
-	}
-	if sweep, err := f.labFlags.Sweep(); err != nil || sweep != nil {
-		return runSweep(ctx, verb, fixed, f.out, sweep, err, args, stdout, stderr)
 	}
 	s, err := setupRun(verb, fixed, f, args)
 	if err != nil {

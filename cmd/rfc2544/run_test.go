@@ -486,7 +486,12 @@ func TestSamplePlans(t *testing.T) {
 	}
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			stdout, _, err := runCLI(t, context.Background(), "run", "--transport", "sim", "--plan", path, "--dry-run")
+			where := []string{"--transport", "sim"}
+			if b, _ := os.ReadFile(path); strings.Contains(string(b), "\nlab_sweep:") {
+				where = []string{"--lab"} // a sweep runs on temporary labs
+			}
+			args := append([]string{"run", "--plan", path, "--dry-run"}, where...)
+			stdout, _, err := runCLI(t, context.Background(), args...)
 			if err != nil {
 				t.Fatalf("%v", err)
 			}

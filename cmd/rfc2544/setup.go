@@ -177,6 +177,7 @@ func buildPlan(s *runSetup, fixed []rfc2544.Test) (rfc2544.Plan, error) {
 			return p, planFileError(f.planFile, err)
 		}
 		s.linkGiven = given["link_bps"]
+		p.LabSweep = rfc2544.LabSweep{} // the sweep's (runSweep): each of its runs is one rule count
 		p.Profile = profile
 	}
 	if err := f.plan.Apply(&p, fixed); err != nil {
