@@ -458,14 +458,15 @@ func (e *RemoteEngine) release() {
 // (agent's TestAgentMatchesLocalShaped). The round trip crosses the A->B
 // queue, so its growth shows; the reflected frames are a sample at a capped
 // rate (a token bucket in time, not every k-th frame), so their count says
-// nothing of the rate the DUT forwarded: ForwardedFPS is cleared, and the
-// verdict estimates that rate from the slope. In one-way mode the merge
-// takes port B's own trend instead.
+// nothing of the rate the DUT forwarded; their sequence numbers do
+// (ForwardedSeqFPS), and that is the forwarded rate the verdict's end test
+// (LatencyTrend.OverloadedAtEnd) reads. In one-way mode the merge takes port
+// B's own trend instead.
 func roundTripTrend(t *LatencyTrend) *LatencyTrend {
 	if t == nil {
 		return nil
 	}
 	c := *t
-	c.ForwardedFPS = 0
+	c.ForwardedFPS = c.ForwardedSeqFPS
 	return &c
 }

@@ -28,12 +28,14 @@ const (
 )
 
 // trendBin is one bin of the series: frames sent in it, their minimum and
-// summed latency, and their summed send offset from the origin (ns).
+// summed latency, their summed send offset from the origin (ns) and their
+// summed sequence numbers.
 type trendBin struct {
-	n     uint64
-	min   int64
-	sum   float64
-	sumTx float64
+	n      uint64
+	min    int64
+	sum    float64
+	sumTx  float64
+	sumSeq float64
 }
 
 // trendRecorder bins latency by send time from the first frame counted. It
@@ -48,10 +50,10 @@ type trendRecorder struct {
 
 func newTrendRecorder() *trendRecorder { return &trendRecorder{widthNs: trendBinNs} }
 
-// record adds a frame sent at txNs (Unix ns) with latency d (ns, already
-// clamped at zero). The first frame counted is the origin; one sent before
-// it (reordered) counts in the first bin.
-func (r *trendRecorder) record(txNs, d int64) {
+// record adds frame seq, sent at txNs (Unix ns), with latency d (ns,
+// already clamped at zero). The first frame counted is the origin; one sent
+// before it (reordered) counts in the first bin.
+func (r *trendRecorder) record(txNs, d int64, seq uint64) {
 	if !r.have {
 		r.originNs, r.have = txNs, true
 	}
@@ -71,6 +73,7 @@ func (r *trendRecorder) record(txNs, d int64) {
 	b.n++
 	b.sum += float64(d)
 	b.sumTx += float64(off)
+	b.sumSeq += float64(seq)
 	r.used = max(r.used, int(i)+1)
 }
 
@@ -83,7 +86,7 @@ func (r *trendRecorder) coalesce() {
 		case a.n == 0:
 			m = b
 		case b.n > 0:
-			m = trendBin{n: a.n + b.n, min: min(a.min, b.min), sum: a.sum + b.sum, sumTx: a.sumTx + b.sumTx}
+			m = trendBin{n: a.n + b.n, min: min(a.min, b.min), sum: a.sum + b.sum, sumTx: a.sumTx + b.sumTx, sumSeq: a.sumSeq + b.sumSeq}
 		}
 		r.bins[j] = m
 	}
@@ -105,8 +108,10 @@ func (r *trendRecorder) trend() *LatencyTrend {
 			t.SentNs = append(t.SentNs, 0)
 			t.MinNs = append(t.MinNs, 0)
 			t.MeanNs = append(t.MeanNs, 0)
+			t.SeqMean = append(t.SeqMean, 0)
 			continue
 		}
+		t.SeqMean = append(t.SeqMean, b.sumSeq/float64(b.n))
 		t.SentNs = append(t.SentNs, int64(math.Round(b.sumTx/float64(b.n))))
 		t.MinNs = append(t.MinNs, b.min)
 		t.MeanNs = append(t.MeanNs, int64(math.Round(b.sum/float64(b.n))))
@@ -126,7 +131,7 @@ func (r *trendRecorder) trend() *LatencyTrend {
 // the forwarded rate).
 func (t *LatencyTrend) TrimSeries() {
 	if t != nil && !t.Growing() {
-		t.Count, t.SentNs, t.MinNs, t.MeanNs = nil, nil, nil, nil
+		t.Count, t.SentNs, t.MinNs, t.MeanNs, t.SeqMean = nil, nil, nil, nil, nil
 	}
 }
 
@@ -145,6 +150,9 @@ type LatencyTrend struct {
 	SentNs []int64  `json:"sent_ns"`
 	MinNs  []int64  `json:"min_ns"`
 	MeanNs []int64  `json:"mean_ns"`
+	// SeqMean is, per bin, its frames' mean sequence number (absent from
+	// a series built without them, e.g. by a simulator).
+	SeqMean []float64 `json:"seq_mean,omitempty"`
 
 	// The fit: a weighted least-squares line (gonum stat.LinearRegression,
 	// weights = frames per bin) of each bin's minimum latency against its
@@ -194,6 +202,12 @@ type LatencyTrend struct {
 	// stays flat until it is spent) bias it. Zero with fewer than three
 	// busy bins.
 	ForwardedFPS float64 `json:"forwarded_fps,omitempty"`
+	// ForwardedSeqFPS is the same rate measured against the frames'
+	// sequence numbers rather than their count: it holds for a sample of a
+	// stream (reflected frames, for round-trip latency), where the count
+	// does not, and counts lost frames as forwarded. Zero without SeqMean
+	// or with fewer than three busy bins.
+	ForwardedSeqFPS float64 `json:"forwarded_seq_fps,omitempty"`
 	// BusySlopeNsPerS is the slope of minimum latency against send time
 	// through the busy period (least squares; zero with fewer than three
 	// busy bins), and LateSlopeNsPerS through the second half of the span
@@ -216,11 +230,15 @@ const minTrendBins = 4
 // have frames. Exported so a simulator can build a series and have it
 // fitted exactly as the receiver's.
 func (t *LatencyTrend) Fit() bool {
-	var xs, ys, ws, rx, seq []float64
+	var xs, ys, ws, rx, seq, sq []float64
 	var frames float64
+	haveSeq := len(t.SeqMean) == len(t.Count)
 	for i, n := range t.Count {
 		if n == 0 || i >= len(t.MinNs) || i >= len(t.SentNs) || i >= len(t.MeanNs) {
 			continue
+		}
+		if haveSeq {
+			sq = append(sq, t.SeqMean[i])
 		}
 		x := float64(t.SentNs[i]) / 1e9
 		xs = append(xs, x)
@@ -230,7 +248,7 @@ func (t *LatencyTrend) Fit() bool {
 		seq = append(seq, frames+float64(n-1)/2)
 		frames += float64(n)
 	}
-	*t = LatencyTrend{BinNs: t.BinNs, Count: t.Count, SentNs: t.SentNs, MinNs: t.MinNs, MeanNs: t.MeanNs, Bins: len(xs)}
+	*t = LatencyTrend{BinNs: t.BinNs, Count: t.Count, SentNs: t.SentNs, MinNs: t.MinNs, MeanNs: t.MeanNs, SeqMean: t.SeqMean, Bins: len(xs)}
 	if len(xs) < minTrendBins {
 		return false
 	}
@@ -285,6 +303,11 @@ func (t *LatencyTrend) Fit() bool {
 	if t.BusyBins >= 3 {
 		if _, spf := stat.LinearRegression(seq[b:], rx[b:], ws[b:], false); spf > 0 {
 			t.ForwardedFPS = 1 / spf
+		}
+		if haveSeq {
+			if _, spf := stat.LinearRegression(sq[b:], rx[b:], ws[b:], false); spf > 0 {
+				t.ForwardedSeqFPS = 1 / spf
+			}
 		}
 		a, s := stat.LinearRegression(xs[b:], ys[b:], ws[b:], false)
 		t.BusySlopeNsPerS = s

@@ -18,9 +18,12 @@ type synth struct {
 	// tbf, when set, computes each frame's latency instead of lat: a
 	// FIFO token bucket shaper forwarding mu frames/s with a bucket of
 	// burst frames (full at the start), plus base.
-	tbf             *tbfModel
-	jitter          time.Duration
-	stallAt, stall  float64
+	tbf            *tbfModel
+	jitter         time.Duration
+	stallAt, stall float64
+	// every, when above 1, records only every every-th frame (a sample,
+	// as of reflected frames).
+	every           int
 	seed            uint64
 	originUnixNanos int64
 }
@@ -61,7 +64,10 @@ func (s synth) trend() *LatencyTrend {
 		if s.jitter > 0 {
 			d += rng.Float64() * s.jitter.Seconds()
 		}
-		r.record(origin+int64(t*1e9), int64(d*1e9))
+		if s.every > 1 && i%s.every != 0 {
+			continue
+		}
+		r.record(origin+int64(t*1e9), int64(d*1e9), uint64(i))
 	}
 	return r.trend()
 }
@@ -251,15 +257,15 @@ func TestTrendRecorder(t *testing.T) {
 	r := newTrendRecorder()
 	const o = int64(1e18)
 	ms := int64(time.Millisecond)
-	r.record(o, 100)
-	r.record(o-5*ms, 50) // reordered: before the origin
-	r.record(o+15*ms, 300)
-	r.record(o+19*ms, 200)
-	r.record(o+int64(100*time.Hour), 7) // corrupted: ignored
+	r.record(o, 100, 0)
+	r.record(o-5*ms, 50, 0) // reordered: before the origin
+	r.record(o+15*ms, 300, 0)
+	r.record(o+19*ms, 200, 0)
+	r.record(o+int64(100*time.Hour), 7, 0) // corrupted: ignored
 	if r.used != 2 || r.bins[0].n != 2 || r.bins[0].min != 50 || r.bins[1].n != 2 || r.bins[1].min != 200 || r.bins[1].sum != 500 {
 		t.Fatalf("bins %+v (used %d)", r.bins[:2], r.used)
 	}
-	r.record(o+int64(trendBins)*10*ms+ms, 900) // one past the last bin: widen
+	r.record(o+int64(trendBins)*10*ms+ms, 900, 0) // one past the last bin: widen
 	if r.widthNs != 20*ms || r.used != trendBins/2+1 || r.bins[0].n != 4 || r.bins[0].min != 50 || r.bins[0].sumTx != float64(34*ms) {
 		t.Fatalf("after widening: width %d, used %d, bin 0 %+v", r.widthNs, r.used, r.bins[0])
 	}
@@ -274,7 +280,7 @@ func BenchmarkTrendRecord(b *testing.B) {
 	b.ReportAllocs()
 	for i := range b.N {
 		// 1 Mfps: 10 s of send time per 10 M frames, widening on the way.
-		r.record(int64(i)*1000, 20000+int64(i&1023))
+		r.record(int64(i)*1000, 20000+int64(i&1023), uint64(i))
 	}
 }
 
@@ -308,5 +314,39 @@ func TestSustainedHeldBack(t *testing.T) {
 		if ok, v := r.Sustained(); ok != tc.want {
 			t.Errorf("%s: sustained %v (%s), want %v", tc.name, ok, v.Reason, tc.want)
 		}
+	}
+}
+
+// TestForwardedSeqFPS: a sample of a stream (every 12th frame, as the
+// reflected frames of round-trip latency are) measures the DUT's forwarding
+// rate by sequence number, where the count of sampled frames says 1/12 of
+// it; with that rate, a queue that grows only at the end of the trial is
+// judged not sustained.
+func TestForwardedSeqFPS(t *testing.T) {
+	const mu = 12303.0 // 50 Mbit/s at 512 B
+	s := synth{rate: 1.017 * mu, dur: 2, tbf: &tbfModel{mu: mu, burst: 1.6 * 0.017 * mu, base: 30e-6}, jitter: 5 * time.Microsecond}
+	full := s.trend()
+	s.every = 12
+	tr := s.trend()
+	if full == nil || tr == nil || tr.BusyBins < 3 {
+		t.Fatalf("trends %+v / %+v: want a busy end", full, tr)
+	}
+	t.Logf("full: forwarded %.1f, by seq %.1f; sample: forwarded %.1f, by seq %.1f fps (busy %d bins)",
+		full.ForwardedFPS, full.ForwardedSeqFPS, tr.ForwardedFPS, tr.ForwardedSeqFPS, tr.BusyBins)
+	for _, v := range []struct {
+		name string
+		got  float64
+	}{{"full, by count", full.ForwardedFPS}, {"full, by seq", full.ForwardedSeqFPS}, {"sample, by seq", tr.ForwardedSeqFPS}} {
+		if math.Abs(v.got/mu-1) > 0.01 {
+			t.Errorf("%s: %.1f fps, want mu = %.0f ± 1 %%", v.name, v.got, mu)
+		}
+	}
+	if tr.ForwardedFPS > mu/6 {
+		t.Errorf("sample, by count: %.1f fps, want about mu/12 (the sample's rate)", tr.ForwardedFPS)
+	}
+	c := *tr
+	c.ForwardedFPS = c.ForwardedSeqFPS
+	if !c.OverloadedAtEnd(1.017 * mu) {
+		t.Errorf("sample at 1.017 × mu with the rate by seq: not overloaded at the end, want overloaded")
 	}
 }
