@@ -260,9 +260,18 @@ func TestFirewallPushBackIsFlowControlled(t *testing.T) {
 		t.Errorf("search: found %v tester-limited %v note %q: want the DUT's throughput with the flow-control note", sr.Found, sr.TesterLimited, sr.Note)
 	}
 	for _, tr := range sr.Trials {
-		if tr.Outcome == rfc2544.OutcomeTesterLimited {
-			t.Errorf("step %d tester-limited on a DUT that pushes back: %s", tr.Step, tr.TesterLimitReason)
+		if tr.Outcome != rfc2544.OutcomeTesterLimited {
+			continue
 		}
+		if strings.HasPrefix(tr.TesterLimitReason, "port B: the receiving side dropped") {
+			// The tester's receiver, not its sender, fell behind (with
+			// one CPU kept busy, CI on 2026-12-01: 150 frames dropped
+			// by b0's input queue at 206 kfps): a true tester limit,
+			// not push-back taken for one.
+			t.Logf("step %d tester-limited at the receiver: %s", tr.Step, tr.TesterLimitReason)
+			continue
+		}
+		t.Errorf("step %d tester-limited on a DUT that pushes back: %s", tr.Step, tr.TesterLimitReason)
 	}
 }
 
