@@ -225,6 +225,12 @@ type LatencyTrend struct {
 // minTrendBins is the fewest bins with frames a trend is fitted over.
 const minTrendBins = 4
 
+// minBusyFrames is the fewest frames a busy period needs for its forwarded
+// rate: a sparse sample (round-trip mode reflects 0.2 % of a bidirectional
+// trial's frames, some 24 a second) gave rates off by several percent from
+// a handful of frames, and the end test failed trials at 95 % of R.
+const minBusyFrames = 20
+
 // Fit computes the fit and busy-period fields from BinNs and the per-bin
 // series. It reports false, and leaves them zero, when fewer than four bins
 // have frames. Exported so a simulator can build a series and have it
@@ -300,7 +306,11 @@ func (t *LatencyTrend) Fit() bool {
 	if t.BusyBins > 0 {
 		t.BusyFromS = xs[b]
 	}
-	if t.BusyBins >= 3 {
+	busyFrames := 0.0
+	for _, w := range ws[b:] {
+		busyFrames += w
+	}
+	if t.BusyBins >= 3 && busyFrames >= minBusyFrames {
 		if _, spf := stat.LinearRegression(seq[b:], rx[b:], ws[b:], false); spf > 0 {
 			t.ForwardedFPS = 1 / spf
 		}
@@ -309,6 +319,8 @@ func (t *LatencyTrend) Fit() bool {
 				t.ForwardedSeqFPS = 1 / spf
 			}
 		}
+	}
+	if t.BusyBins >= 3 {
 		a, s := stat.LinearRegression(xs[b:], ys[b:], ws[b:], false)
 		t.BusySlopeNsPerS = s
 		t.EndNs = int64(math.Round(a + s*t.SpanS))
