@@ -161,3 +161,44 @@ func TestBackToBackFlowControlled(t *testing.T) {
 		t.Errorf("back-to-back tester-limited %v, skipped %q; results tester-limited %v: want skipped for flow control", b.TesterLimited, b.Skipped, res.TesterLimited())
 	}
 }
+
+// TestFlowNoteNamesItsTrial: when the search met flow control at a load
+// above the one it reports (a DUT that pushes back and loses there), the
+// note names the step it was met in, so that its fps is not read as the
+// throughput's; when the result's own trial was held back, the note is that
+// trial's, its fps the throughput. Both searches.
+func TestFlowNoteNamesItsTrial(t *testing.T) {
+	const capFPS = 24457
+	for _, search := range []Search{SearchMLR, SearchBinary} {
+		for _, lossAbove := range []float64{0, 0.01} {
+			p := testPlan([]Test{TestThroughput}, 64)
+			p.NoProbe = true
+			p.Throughput.Search = search
+			r := &Runner{Tester: pushBack{capFPS: capFPS, lossAbove: lossAbove}, Plan: p, Sleep: noSleep}
+			res, err := r.Throughput(context.Background(), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Found {
+				t.Fatalf("%s loss %g: not found: %s", search, lossAbove, res.Reason)
+			}
+			heldBack := res.FPS >= capFPS*(1-1e-9)
+			own := trials.FlowControlNote(res.FPS)
+			switch {
+			case !res.FlowControlled:
+				if strings.Contains(res.Note, "flow-controlled") {
+					t.Errorf("%s loss %g: note %q on a result not flow-controlled", search, lossAbove, res.Note)
+				}
+			case heldBack && !strings.Contains(res.Note, own):
+				t.Errorf("%s loss %g: result %.0f fps held back, note %q: want %q", search, lossAbove, res.FPS, res.Note, own)
+			case !heldBack && (!strings.Contains(res.Note, "in step ") || !strings.Contains(res.Note, "not held back")):
+				t.Errorf("%s loss %g: result %.0f fps below the %d fps the DUT held the tester back at, note %q: want it to name the step and say the result was not held back",
+					search, lossAbove, res.FPS, capFPS, res.Note)
+			}
+			if lossAbove > 0 && res.FPS >= capFPS {
+				t.Errorf("%s loss %g: throughput %.0f fps, want below the lossy %d", search, lossAbove, res.FPS, capFPS)
+			}
+			t.Logf("%s loss %g: %.0f fps flow-controlled %v note %q", search, lossAbove, res.FPS, res.FlowControlled, res.Note)
+		}
+	}
+}

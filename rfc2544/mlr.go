@@ -628,7 +628,7 @@ func (m *mlr) conclude() *TrialRecord {
 	out.L1Bps, out.L2Bps = first.L1Bps, first.L2Bps
 	out.Note = first.Note
 	if s.flow != nil {
-		out.Note = joinNotes(out.Note, s.flow.Result.FlowControlReason)
+		out.Note = joinNotes(out.Note, flowNote(best, s.flow))
 		out.FlowControlled = true
 	}
 	if first.TesterLimited {

@@ -342,7 +342,7 @@ func (s *search) conclude() *TrialRecord {
 		out.TesterLimitReason = ""
 	}
 	if s.flow != nil {
-		out.Note = joinNotes(out.Note, s.flow.Result.FlowControlReason)
+		out.Note = joinNotes(out.Note, flowNote(best, s.flow))
 		out.FlowControlled = true
 	}
 	if s.capped {
@@ -353,6 +353,18 @@ func (s *search) conclude() *TrialRecord {
 		out.Note = joinNotes(out.Note, fmt.Sprintf("stopped at the trial cap (throughput.max_trials = %d) before the resolution was reached: highest pass %.4g%%, lowest fail %s", t.MaxTrials, s.lo, hi))
 	}
 	return best
+}
+
+// flowNote is the note of a search that met flow control in trial flow:
+// that trial's reason when it is the result's own trial (the fps it names
+// is the throughput), else the reason with the step and load it was met at,
+// so that its fps is not read as the result's.
+func flowNote(best, flow *TrialRecord) string {
+	if best.Result.FlowControlled && best.Result.FlowControlReason != "" {
+		return best.Result.FlowControlReason
+	}
+	return fmt.Sprintf("%s, in step %d at %.4g%% of line rate intended; the result's own trial was not held back",
+		flow.Result.FlowControlReason, flow.Step, flow.IntendedPercent)
 }
 
 // joinNotes joins two notes of a result with "; ", either may be empty.
