@@ -167,6 +167,11 @@ func (f *flowCheck) add(port int, r StreamResult, transient bool, reasons []stri
 	f.intended[port] += r.IntendedFPS
 	f.txs[port] = max(f.txs[port], r.TxSeconds)
 	if transient && p != nil && r.MaxLagNs <= p.RingFullMaxNs+int64(maxLag) {
+		if r.OfferedFPS < r.IntendedFPS && stallShortfall(r) {
+			// Short of the rate because the kernel held its ring
+			// slots: the path may have held it back (apply decides).
+			f.short[port] = append(f.short[port], reasons...)
+		}
 		return false
 	}
 	if transient || len(reasons) == 0 {

@@ -30,6 +30,9 @@ func TestLimitsTransient(t *testing.T) {
 		{"stall too short to explain the loss", paced(20000, 0), StreamResult{IntendedFPS: fps, OfferedFPS: fps, Sent: 20000, Received: 19000, Lost: 1000, MaxLagNs: int64(6 * time.Millisecond)}, false, false, false, ""},
 		{"stall beside kernel drops", paced(20000, 0), stalled, true, true, false, "dropped"},
 		{"offered below intended", paced(20000, 0), StreamResult{OfferedFPS: fps * 0.9, Sent: 18000, Received: 18000}, false, true, false, "below the intended"},
+		{"offered below intended by a stall", paced(20000, 0), StreamResult{IntendedFPS: fps, OfferedFPS: 20000 / 2.004, TxSeconds: 2.004, Sent: 20000, Received: 20000, MaxLagNs: int64(4 * time.Millisecond)}, false, true, true, "a stall of this host"},
+		{"offered below intended by more than the lag", paced(20000, 0), StreamResult{IntendedFPS: fps, OfferedFPS: 20000 / 2.004, TxSeconds: 2.004, Sent: 20000, Received: 20000, MaxLagNs: int64(1 * time.Millisecond)}, false, true, false, "below the intended"},
+		{"offered below intended, lag beyond a stall", paced(20000, 0), StreamResult{IntendedFPS: fps, OfferedFPS: 20000 / 2.2, TxSeconds: 2.2, Sent: 20000, Received: 20000, MaxLagNs: int64(200 * time.Millisecond)}, false, true, false, "below the intended"},
 		{"kernel refused frames", paced(20000, 3), stalled, false, true, false, "refused 3"},
 		{"generator behind its plan", paced(15000, 0), stalled, false, true, false, "15000 of 20000"},
 	}

@@ -53,8 +53,10 @@ func rateChangeFPS(s Spec) float64 {
 // sending side (both engines' rules; see the package doc): frames the kernel
 // refused, a generator behind its plan, an offered rate more than tol below
 // the intended fps, or a stall over maxLag whose catch-up burst could explain
-// the loss. Only the last is transient: the generator kept its rate but the
-// tester's host did not schedule it for a while.
+// the loss. Only a stall is transient: the generator kept its rate but the
+// tester's host did not schedule it for a while (the last rule, or an
+// offered rate short by no more than the time the generator fell behind,
+// stallShortfall).
 func generatorReasons(st *streamState, r StreamResult, intended, tol float64, maxLag time.Duration, stopped bool) (transient bool, reasons []string) {
 	switch {
 	case st.failed > 0:
@@ -63,8 +65,12 @@ func generatorReasons(st *streamState, r StreamResult, intended, tol float64, ma
 		return false, []string{fmt.Sprintf("stream %d: generator sent %d of %d planned frames in time (behind the intended %.0f fps)",
 			st.spec.ID, st.queued, st.pacer.Total, intended)}
 	case st.pacer.RateFPS > 0 && st.pacer.Total > 1 && r.OfferedFPS < intended*(1-tol):
-		return false, []string{fmt.Sprintf("stream %d: generator offered %.0f fps, %.2f%% below the intended %.0f fps",
-			st.spec.ID, r.OfferedFPS, 100*(1-r.OfferedFPS/intended), intended)}
+		why := fmt.Sprintf("stream %d: generator offered %.0f fps, %.2f%% below the intended %.0f fps",
+			st.spec.ID, r.OfferedFPS, 100*(1-r.OfferedFPS/intended), intended)
+		if stallShortfall(r) {
+			return true, []string{fmt.Sprintf("%s: it fell %.1f ms behind schedule once, a stall of this host", why, float64(r.MaxLagNs)/1e6)}
+		}
+		return false, []string{why}
 	}
 	if why := stallReason(r, maxLag); why != "" {
 		return true, []string{why}
