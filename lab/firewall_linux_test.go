@@ -5,16 +5,12 @@ package lab_test
 import (
 	"context"
 	"math/rand/v2"
-	"os"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rfc2544/rfc2544/framing"
-	"github.com/rfc2544/rfc2544/internal/pending"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/rfc2544"
@@ -80,20 +76,10 @@ func fwCapacity(t *testing.T, ctx context.Context, st *lab.State, e *trials.Engi
 	return capFPS
 }
 
-// median of xs (not empty); xs is sorted in place.
-func median(xs []float64) float64 {
-	slices.Sort(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
-}
-
 // fwTrial is the search's trial duration. A DUT with a buffer of B frames
 // (its backlog, netdev_max_backlog) carries a load up to B/fwTrial fps above
-// its capacity for a whole trial without loss: RFC 2544's 60 s trials make
-// that bias small; this test allows it explicitly.
+// its capacity for a whole trial without loss, unless the sustained-rate
+// verdict sees its queue grow; fwCheck's longer trials check that.
 const fwTrial = 2 * time.Second
 
 // fwSearch runs the throughput search at size between lo and hi fps, to
@@ -125,18 +111,18 @@ func fwSearch(t *testing.T, ctx context.Context, e rfc2544.Tester, size int, lo,
 
 // TestFirewallThroughputIsTheDUTs: through a firewall DUT of N linear rules
 // (N drawn at 200–5000, stateful on and off), the throughput at 64 and 512
-// bytes is the DUT's (not tester-limited) and lies between 0.9× and 1× the
-// capacity the DUT's own counters show at overload (plus the overload its
-// backlog can hide in one trial, see fwTrial). A software DUT on a shared box
-// has no one capacity: it forwards less while others' work takes its CPU
-// (five samples in one minute spread 3–7 % on a 2-CPU VM with builds
-// running, once 17 %). So the capacity is sampled five times around the
-// search, and the throughput must lie between 0.9× the lowest sample and the
-// highest; its ratio to the median is logged.
+// bytes is the DUT's (not tester-limited), and the DUT's own counters
+// confirm it over trials 2.5 times longer than the search's: offered 0.95×
+// the throughput, the DUT forwards every frame; offered 1.1× it, the DUT
+// drops. So the throughput lies between 0.91× and 1.05× the highest paced
+// load the DUT carries without loss, its capacity for RFC 2544.
+//
+// The rate the DUT forwards at a tenfold overload is logged but is not that
+// capacity: on this VM the lab DUT forwards in larger batches when its
+// backlog is full, and idles 20–29 % of its CPU at overload while dropping
+// 60 % (CI and quiet runs, 2026-12-01): paced loads of 0.83–0.89× that rate
+// grew its queue by 6–31 ms in 2 s, and lost frames over 5 s.
 func TestFirewallThroughputIsTheDUTs(t *testing.T) {
-	pending.Skip(t, 19, "on a quiet box on 2026-12-01 two of three runs passed; the third found 512 B at 0.865 × the lowest of five capacity samples (27,230 fps, 2108 rules; the samples spread 3.7 %); with builds running, 3 of 6 runs fell below 0.9 × (0.596-1.030 × the median). "+
-		"Later that day with CPU accounting per trial (cpuWatch), 2 of 4 runs passed; the fails: 512 B at 0.846 and 0.819 × the median (0.895 and 0.827 × the lowest), where zero-loss trials at 0.83-0.89 × failed 'not sustained: queue growing' (+6 to +31 ms over 2 s) while the DUT's CPU idled 19-33 %, and stateful 64 B at 0.880 × (0.891 ×), real loss at 0.90-0.98 × with the DUT's CPU 14 % idle. "+
-		"No host stall (steal <= 1 % in every trial). At the 10x overload that samples capacity the DUT's CPU runs softirq 71-77 % and idles 20-29 % while its backlog drops 60 %: on this VM the lab DUT is not CPU-bound and its rate depends on how frames arrive, so an overload sample is not the rate a paced trial sustains")
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 0))
 	for _, stateful := range []bool{false, true} {
@@ -147,45 +133,56 @@ func TestFirewallThroughputIsTheDUTs(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
 			e := fwEngine(t, ctx, st)
+			var tester rfc2544.Tester = e
+			if len(st.DUTCPUs) > 0 {
+				tester = cpuWatch{t: t, next: e, cpu: st.DUTCPUs[0]}
+			}
 			for _, size := range []int{64, 512} {
 				// Overload: ten times what a DUT of n rules was seen to carry
-				// on this box (about 7e7/n fps), at least 100 kfps.
-				over := max(10*7e7/float64(n), 100e3)
-				// The DUT's capacity, sampled three times before the search
-				// and twice after it.
-				var samples []float64
-				for range 3 {
-					samples = append(samples, fwCapacity(t, ctx, st, e, size, over, time.Second))
-				}
-				before := median(slices.Clone(samples))
-				var tester rfc2544.Tester = e
-				if len(st.DUTCPUs) > 0 {
-					tester = cpuWatch{t: t, next: e, cpu: st.DUTCPUs[0]}
-				}
-				res := fwSearch(t, ctx, tester, size, 0.5*before, 1.3*before)
-				for range 2 {
-					samples = append(samples, fwCapacity(t, ctx, st, e, size, over, time.Second))
-				}
-				capFPS := median(slices.Clone(samples))
-				slices.Sort(samples)
-				lowest, highest := samples[0], samples[len(samples)-1]
-				t.Logf("%d rules (stateful %v), %d B: throughput %.0f fps = %.3f × capacity %.0f fps (median of %.0f; spread %.1f%%), %.3f × the lowest; found %v tester-limited %v %s",
-					n, stateful, size, res.FPS, res.FPS/capFPS, capFPS, samples, 100*(highest-lowest)/capFPS, res.FPS/lowest, res.Found, res.TesterLimited, res.Note)
+				// on this box (about 7e7/n fps), at least 100 kfps; what the
+				// DUT forwards there bounds the search's range.
+				over := fwCapacity(t, ctx, st, e, size, max(10*7e7/float64(n), 100e3), time.Second)
+				res := fwSearch(t, ctx, tester, size, 0.3*over, 1.3*over)
+				t.Logf("%d rules (stateful %v), %d B: throughput %.0f fps = %.3f × the overload forwarding rate %.0f fps; found %v tester-limited %v %s",
+					n, stateful, size, res.FPS, res.FPS/over, over, res.Found, res.TesterLimited, res.Note)
 				if !res.Found || res.TesterLimited {
 					t.Errorf("%d B: found %v tester-limited %v (%s): want the DUT's throughput", size, res.Found, res.TesterLimited, res.TesterLimitReason)
+					continue
 				}
-				// A zero-loss trial of fwTrial can hide a backlog of frames
-				// of overload in the DUT's queue.
-				backlog := netdevBacklog(t)
-				hidden := backlog / fwTrial.Seconds()
-				if res.FPS > highest+hidden || res.FPS < 0.9*lowest {
-					t.Errorf("%d B: throughput %.0f fps against the DUT's capacity %.0f–%.0f fps (median %.0f); want 0.9× the lowest to the highest (+ %.0f fps its %.0f-frame backlog hides in a %v trial)",
-						size, res.FPS, lowest, highest, capFPS, hidden, backlog, fwTrial)
+				for _, k := range []struct {
+					factor   float64
+					wantDrop bool
+				}{{0.95, false}, {1.1, true}} {
+					// A trial a stall of this host spoiled (the engine's
+					// transient limit) runs again, at most twice.
+					tr, c0, c1 := countedTrial(t, ctx, st, tester, size, k.factor*res.FPS, fwCheck)
+					for try := 1; try < 3 && tr.TesterLimited && tr.TesterLimitTransient; try++ {
+						t.Logf("%d B at %.2f× the throughput: %s; running again", size, k.factor, tr.TesterLimitReason)
+						tr, c0, c1 = countedTrial(t, ctx, st, tester, size, k.factor*res.FPS, fwCheck)
+					}
+					s := tr.Streams[0]
+					dropped := int64(s.Sent) - int64(c1.Forwarded4-c0.Forwarded4)
+					t.Logf("%d B at %.2f× the throughput (%.0f fps offered for %v): sent %d, the DUT forwarded %d, dropped %d (at ingress %d); received %d; tester-limited %v %s",
+						size, k.factor, s.OfferedFPS, fwCheck, s.Sent, c1.Forwarded4-c0.Forwarded4, dropped, c1.DutA.RxDropped-c0.DutA.RxDropped, s.Received, tr.TesterLimited, tr.TesterLimitReason)
+					if tr.TesterLimited {
+						t.Errorf("%d B at %.2f× the throughput: tester-limited (%s)", size, k.factor, tr.TesterLimitReason)
+					}
+					switch {
+					case k.wantDrop && dropped <= 0:
+						t.Errorf("%d B: the DUT forwarded every frame at 1.1× the throughput %.0f fps for %v: the throughput is under 0.91× its capacity", size, res.FPS, fwCheck)
+					case !k.wantDrop && dropped != 0:
+						t.Errorf("%d B: the DUT dropped %d frames at 0.95× the throughput %.0f fps in %v: the throughput is over 1.05× its capacity", size, dropped, res.FPS, fwCheck)
+					}
 				}
 			}
 		})
 	}
 }
+
+// fwCheck is the length of the trials that check a firewall's throughput
+// against its own counters: 2.5× the search's, so a load its backlog
+// carried through a search trial overflows it here.
+const fwCheck = 5 * time.Second
 
 // TestFirewallFrameLossIsTheDUTs: the frame loss sweep (RFC 2544 §26.3)
 // through a firewall DUT of N rules (N and the frame size drawn at test
@@ -299,19 +296,6 @@ func TestUnshapedLabIsTesterLimited(t *testing.T) {
 	if !res.TesterLimited || res.FlowControlled {
 		t.Errorf("tester-limited %v, flow-controlled %v: want tester-limited", res.TesterLimited, res.FlowControlled)
 	}
-}
-
-// netdevBacklog reads net.core.netdev_max_backlog.
-func netdevBacklog(t *testing.T) float64 {
-	b, err := os.ReadFile("/proc/sys/net/core/netdev_max_backlog")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
 }
 
 // TestFirewallRuleSets: a stateful rule base with N linear rules and a set
