@@ -26,6 +26,7 @@ type event struct {
 	Package string
 	Test    string
 	Output  string
+	Elapsed float64
 }
 
 // labSkip matches the skip reasons of tests that need root or a kernel
@@ -39,6 +40,11 @@ func main() {
 	lines := map[key][]string{}
 	var bad, other []string
 	skips := 0
+	type timed struct {
+		name string
+		secs float64
+	}
+	var times []timed
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -81,12 +87,21 @@ func main() {
 		case "pass":
 			delete(lines, k)
 		}
+		if (e.Action == "pass" || e.Action == "fail") && e.Test != "" && !strings.Contains(e.Test, "/") {
+			times = append(times, timed{e.Package + " " + e.Test, e.Elapsed})
+		}
 		out.Flush()
 	}
 	if err := sc.Err(); err != nil {
 		fmt.Fprintf(out, "testjson: read go test -json: %v\n", err)
 		out.Flush()
 		os.Exit(1)
+	}
+	// The slowest tests, so that CI's time budget (15 minutes) can be kept.
+	sort.Slice(times, func(i, j int) bool { return times[i].secs > times[j].secs })
+	fmt.Fprintln(out, "\ntestjson: the slowest tests")
+	for _, t := range times[:min(len(times), 15)] {
+		fmt.Fprintf(out, "  %6.1f s  %s\n", t.secs, t.name)
 	}
 	sort.Strings(other)
 	sort.Strings(bad)

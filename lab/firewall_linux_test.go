@@ -110,7 +110,7 @@ func fwSearch(t *testing.T, ctx context.Context, e rfc2544.Tester, size int, lo,
 }
 
 // TestFirewallThroughputIsTheDUTs: through a firewall DUT of N linear rules
-// (N drawn at 200–5000, stateful on and off), the throughput at 64 and 512
+// (N drawn at 200–5000, stateful or not drawn too), the throughput at 64 and 512
 // bytes is the DUT's (not tester-limited), and the DUT's own counters
 // confirm it over trials 2.5 times longer than the search's: offered 0.95×
 // the throughput, the DUT forwards every frame; offered 1.1× it, the DUT
@@ -125,7 +125,9 @@ func fwSearch(t *testing.T, ctx context.Context, e rfc2544.Tester, size int, lo,
 func TestFirewallThroughputIsTheDUTs(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 0))
-	for _, stateful := range []bool{false, true} {
+	// One rule base per run, stateful or not drawn too (CI's time: each
+	// takes about 65 s).
+	for _, stateful := range []bool{rng.IntN(2) == 1} {
 		n := 200 + rng.IntN(4801)
 		t.Logf("seed %d: stateful %v, %d rules", seed, stateful, n)
 		t.Run(map[bool]string{false: "stateless", true: "stateful"}[stateful], func(t *testing.T) {
