@@ -3,6 +3,7 @@
 package trials
 
 import (
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -65,6 +66,20 @@ func lastTxSched() string {
 func sleep(d time.Duration) {
 	ts := unix.NsecToTimespec(int64(d))
 	_ = unix.Nanosleep(&ts, nil)
+}
+
+// reserveProcs raises GOMAXPROCS, never lowers it, so that n locked
+// sending and receiving threads leave two Ps to the rest of the process.
+// A locked thread back from a system call (a kick, a nap) needs a P before
+// it runs Go code again; with GOMAXPROCS at the 2 CPUs of the lab host, the
+// Ps were held by threads the kernel had descheduled, and a sender waited
+// behind them. With one CPU kept busy by stress-ng, 7 lab tests (raw, udp,
+// xdp) failed 4 times in 5 rounds at GOMAXPROCS=2, on generator stalls of
+// up to 280 ms, and never in 5 rounds at 6 or 8 (2026-12-01, same runs).
+func reserveProcs(n int) {
+	if want := n + 2; runtime.GOMAXPROCS(0) < want {
+		runtime.GOMAXPROCS(want)
+	}
 }
 
 // pinThread binds the calling (locked) OS thread to cpu; a negative cpu or a

@@ -184,6 +184,11 @@ func runTransport(ctx context.Context, tr transport, spec Spec, unpaced bool) (R
 	}
 
 	// Traffic.
+	locked := 0
+	for i := range txStreams {
+		locked += min(len(txStreams[i]), 1) + min(len(rxStreams[i]), 1)
+	}
+	reserveProcs(locked)
 	var stop atomic.Bool
 	stopCtx := context.AfterFunc(ctx, func() { stop.Store(true) })
 	defer stopCtx()
