@@ -6,6 +6,7 @@ import (
 
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/rig"
 )
 
 // sweepCounts returns the firewall rule counts a run sweeps (runSweep):
@@ -27,7 +28,7 @@ func sweepCounts(verb string, f *runFlags, stderr io.Writer) ([]int, error) {
 	}
 	p, _, err := rfc2544.LoadPlan(f.planFile, rfc2544.Plan{})
 	if err != nil {
-		return nil, planFileError(f.planFile, err)
+		return nil, rig.PlanFileError(f.planFile, err)
 	}
 	planned := p.LabSweep.FWRules
 	if planned == nil {
