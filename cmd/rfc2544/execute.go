@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rfc2544/rfc2544/internal/atexit"
 	"github.com/rfc2544/rfc2544/internal/version"
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
@@ -100,7 +101,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("%w (results in %s unchanged)", runErr, s.out)
 	}
-	if err := rig.WriteResults(s.out, res, onExit); err != nil {
+	if err := rig.WriteResults(s.out, res, atexit.Register); err != nil {
 		return errors.Join(runErr, err)
 	}
 	if ev.js != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/rfc2544/rfc2544/internal/atexit"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/rig"
 )
@@ -29,7 +30,7 @@ func sweepCounts(verb string, f *runFlags, stderr io.Writer) ([]int, error) {
 // tester-limited run does not stop the sweep). With --dry-run each run
 // prints its plan and nothing is compared.
 func runSweep(ctx context.Context, verb string, fixed []rfc2544.Test, sf *runFlags, counts []int, args []string, stdout, stderr io.Writer) error {
-	return rig.RunSweep(ctx, rig.SweepConfig{Out: sf.out, Counts: counts, Args: args, DryRun: sf.dryRun, Stdout: stdout, Log: stderr, AtExit: onExit,
+	return rig.RunSweep(ctx, rig.SweepConfig{Out: sf.out, Counts: counts, Args: args, DryRun: sf.dryRun, Stdout: stdout, Log: stderr, AtExit: atexit.Register,
 		Run: func(ctx context.Context, run []string) error {
 			f, err := parseRunArgs(verb, fixed, run)
 			if err != nil {
