@@ -20,7 +20,11 @@
 //	err = rig.WriteResults(dir, res, nil)             // results.json and reports
 //
 // Flags registers the same settings as command-line flags (in the manner of
-// lab.Flags) and checks them into a Placement (Place) and a rate cap.
+// lab.Flags) and checks them into a Placement (Place) and a rate cap;
+// BuildPlan makes the plan from a profile, a plan file and the plan's flags.
+// RunSweep runs one run per firewall rule count (SweepCounts) and compares
+// them; Calibrate measures the tester's ceilings on a loop lab, into the
+// file (WriteCalibration) a run reads (ReadCalibration).
 //
 // Bad input is an *InputError, found before anything is created or sent;
 // its message names the setting by the command's flag (e.g. --gw-a), the

@@ -83,17 +83,7 @@ Flags:
 func agentVerb(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	listen := fs.String("listen", "", "listen on `ADDR[:PORT]`, an IP address of this host (port 2544 if omitted); default "+agent.DefaultListen+" (loopback only)")
-	tokenFile := fs.String("token-file", "", "read the shared token from `FILE` (mode 600, at least 16 bytes); required")
-	maxRate := fs.String("max-rate", "1G", "cap on what the agent sends, in L1 `bits/s` summed over its streams (e.g. 500M, 2.5G)")
-	maxDuration := &durationFlag{name: "max-duration", d: agent.DefaultMaxDuration}
-	fs.Var(maxDuration, "max-duration", "longest trial the agent accepts (learning, traffic and settle)")
-	clockSync := fs.String("clock-sync", "none", "clock synchronization of the two hosts: none (round-trip latency) or ptp (one-way allowed)")
-	idle := &durationFlag{name: "idle-timeout", d: agent.DefaultIdleTimeout}
-	fs.Var(idle, "idle-timeout", "end a session with no trial for this long")
-	maxSession := &durationFlag{name: "max-session", d: agent.DefaultSessionTimeout}
-	fs.Var(maxSession, "max-session", "end any session this long after it started")
-	check := fs.String("check", "", "connect to the agent at `HOST[:PORT]` as a controller, print its limits and exit")
+	af := agent.AddFlags(fs)
 	pos, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		printVerbHelp(stdout, agentHelp, fs)
@@ -105,55 +95,23 @@ func agentVerb(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(pos) > 0 {
 		return usagef("agent: unexpected argument %q: the agent takes only flags; run 'rfc2544 agent --help'", pos[0])
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *tokenFile == "" {
-		return usagef("agent: --token-file: required; make a token with: head -c 32 /dev/urandom | base64 > agent.token && chmod 600 agent.token")
-	}
-	token, err := agent.LoadToken(*tokenFile)
+	token, err := af.Token()
 	if err != nil {
-		return usagef("agent: --token-file: %v", err)
+		return usagef("agent: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-
-	if *check != "" {
-		for _, f := range []string{"listen", "max-rate", "max-duration", "clock-sync", "idle-timeout", "max-session"} {
-			if set[f] {
-				return usagef("agent: --%s: applies to a running agent, not to --check", f)
-			}
+	if check, err := af.CheckAddr(); err != nil || check != "" {
+		if err != nil {
+			return usagef("agent: %w", err)
 		}
-		return agentCheck(ctx, *check, token, stdout, logger)
+		return agentCheck(ctx, check, token, stdout, logger)
 	}
-
-	addr, err := agent.ParseListen(*listen)
+	cfg, addr, err := af.Config()
 	if err != nil {
-		return usagef("agent: --listen %q: %v", *listen, err)
+		return usagef("agent: %w", err)
 	}
-	rate, err := parseBitRate("--max-rate", *maxRate)
-	if err != nil {
-		return usagef("agent: %v", err)
-	}
-	if maxDuration.d <= 0 {
-		return usagef("agent: --max-duration %v: must be positive, e.g. 10m", maxDuration.d)
-	}
-	cs := agent.ClockSync(*clockSync)
-	if cs != agent.ClockNone && cs != agent.ClockPTP {
-		return usagef("agent: --clock-sync %q: want none (round-trip latency) or ptp (the hosts' clocks are PTP-synchronized)", *clockSync)
-	}
-	for _, d := range []*durationFlag{idle, maxSession} {
-		if d.d <= 0 {
-			return usagef("agent: --%s %v: must be positive", d.name, d.d)
-		}
-	}
-	srv, err := agent.NewServer(agent.Config{
-		Token:          token,
-		Traffic:        &agent.UDPTraffic{},
-		Policy:         agent.Policy{MaxRateBps: rate, MaxDuration: maxDuration.d, ClockSync: cs},
-		Software:       "rfc2544",
-		IdleTimeout:    idle.d,
-		SessionTimeout: maxSession.d,
-		Logger:         logger,
-	})
+	cfg.Token, cfg.Traffic, cfg.Software, cfg.Logger = token, &agent.UDPTraffic{}, "rfc2544", logger
+	srv, err := agent.NewServer(cfg)
 	if err != nil {
 		return usagef("agent: %v", err)
 	}
@@ -162,15 +120,16 @@ func agentVerb(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("agent: listen on %s: %w", addr, err)
 	}
 	switch {
-	case !set["listen"]:
+	case !af.ListenGiven():
 		logger.Info("listening on " + ln.Addr().String() + " (loopback only: the default; pass --listen ADDR of the interface controllers reach)")
 	case addr.Addr().IsUnspecified():
 		logger.Warn("listening on every interface (" + ln.Addr().String() + "): any host that reaches this one can try the token; prefer the test interface's address")
 	default:
 		logger.Info("listening on " + ln.Addr().String())
 	}
-	logger.Info("policy", "max_rate", formatBitRate(rate), "max_duration", maxDuration.d, "clock_sync", cs,
-		"idle_timeout", idle.d, "max_session", maxSession.d)
+	p := cfg.Policy
+	logger.Info("policy", "max_rate", formatBitRate(p.MaxRateBps), "max_duration", p.MaxDuration, "clock_sync", p.ClockSync,
+		"idle_timeout", cfg.IdleTimeout, "max_session", cfg.SessionTimeout)
 	err = srv.Serve(ctx, ln)
 	logger.Info("agent stopped")
 	return err

@@ -2,20 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
-	"slices"
-	"text/tabwriter"
 	"time"
 
-	"github.com/rfc2544/rfc2544/internal/afxdp"
-	"github.com/rfc2544/rfc2544/lab"
-	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/rig"
-	"github.com/rfc2544/rfc2544/trials"
 )
 
 func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -50,67 +41,12 @@ Example:
 	if fs.NArg() > 0 {
 		return usagef("calibrate: unexpected argument %q", fs.Arg(0))
 	}
-	if *labName == "" {
-		return usagef("calibrate --lab: required: build a loop lab with 'rfc2544 lab up --name cal --topology loop' and pass --lab cal")
-	}
-	if *dur <= 0 || *dur > 5*time.Minute {
-		return usagef("calibrate --duration %v: want a positive duration up to 5m, e.g. 2s", *dur)
-	}
-	calibrate := trials.Calibrate
-	switch *tport {
-	case transportRaw:
-	case transportXDP:
-		calibrate = trials.CalibrateXDP
-	default:
-		return usagef("calibrate --transport %s: want raw or xdp", quoteShort(*tport))
-	}
-	fsizes, err := rfc2544.ParseFrameSizes(*sizes)
-	if err != nil {
-		return usagef("calibrate --sizes %s: %w", quoteShort(*sizes), err)
-	}
-	for _, n := range fsizes {
-		if n < 64 || n > 16384 {
-			return usagef("calibrate --sizes: %d is not a frame size in bytes from 64 to 16384", n)
-		}
-	}
-	if *tport == transportXDP {
-		if m := afxdp.MaxFrameSize(afxdp.DefaultChunkSize); slices.Max(fsizes) > m {
-			return usagef("calibrate --sizes: %d bytes with --transport xdp: the xdp transport carries frames up to %d bytes; leave the larger sizes out or use --transport raw", slices.Max(fsizes), m)
-		}
-	}
-	st, err := lab.Load(*labName)
+	pts, err := rig.Calibrate(ctx, rig.CalibrateInput{Lab: *labName, Transport: *tport, Sizes: *sizes, Duration: *dur}, stderr)
 	if err != nil {
 		return err
 	}
-	if st.Topology != lab.TopologyLoop {
-		fmt.Fprintf(stderr, "rfc2544: warning: lab %q is a %v topology; a ceiling measured through a DUT includes the DUT\n", st.Name, st.Topology)
-	}
-	ports := rig.LabPorts(st)
-	pts, err := calibrate(ctx, trials.Config{A: ports[0].Engine(), B: ports[1].Engine(), TxCPU: st.TesterCPU()}, fsizes, *dur)
-	if errors.Is(err, trials.ErrNotSupported) {
-		return fmt.Errorf("calibrate --transport %s on lab %s: %w", *tport, st.Name, err)
-	}
-	if err != nil {
-		return fmt.Errorf("calibrate --transport %s: %w", *tport, err)
-	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(pts)
+		return rig.WriteCalibration(stdout, pts)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "frame_bytes\toffered_fps\treceived_fps\tkernel_drops\tceiling_fps\tceiling_Mbit/s_L2\t")
-	for _, p := range pts {
-		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%d\t%.0f\t%.1f\t\n", p.FrameSize, p.OfferedFPS, p.ReceivedFPS, p.KernelDrops,
-			p.CeilingFPS, p.CeilingFPS*float64(p.FrameSize)*8/1e6)
-	}
-	if len(pts) > 0 {
-		xdp := ""
-		if pts[0].Paths.XDP != "" {
-			xdp = ", xdp " + pts[0].Paths.XDP
-		}
-		fmt.Fprintf(tw, "\npaths: transport %s, tx %s, qdisc bypass %v, rx %s, timestamps %s%s\t\t\t\t\t\t\n", pts[0].Paths.Transport, pts[0].Paths.TX,
-			pts[0].Paths.QdiscBypass, pts[0].Paths.RX, pts[0].Paths.Timestamps, xdp)
-	}
-	return tw.Flush()
+	return rig.WriteCalibrationTable(stdout, pts)
 }

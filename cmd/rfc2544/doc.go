@@ -23,10 +23,11 @@
 // Exit codes: 0 ok, 1 test error, 2 usage error, 3 a tester-limited result,
 // 130 interrupted (partial results written).
 //
-// The work is the libraries': rig (ports, safety checks, the tester, the
-// output folder and its journal), rfc2544 (the plan, its flags, the Runner),
-// reports and lab; this package is flags, help, progress, signals and exit
-// codes, one file per verb.
+// The work is the libraries': rig (ports, safety checks, the plan, the
+// tester, the output folder and its journal, the firewall sweep,
+// calibration), rfc2544 (plans, their flags, the Runner), reports, lab and
+// trials/agent (the agent's flags and server); this package is flags, help,
+// progress, signals and exit codes, one file per verb.
 //
 // Tests call run(ctx, args, stdout, stderr) directly; openTester and
 // openEngine are the seams where they substitute the traffic engine.

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
+	"github.com/rfc2544/rfc2544/internal/atexit"
+	"github.com/rfc2544/rfc2544/internal/version"
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/rig"
@@ -43,7 +44,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 	if s.resume != nil {
 		folder, err = rig.ResumeFolder(s.out, s.resume)
 	} else {
-		folder, err = rig.NewFolder(s.out, rfc2544.JournalHeader{Tool: toolVersion(), Verb: s.verb, Args: s.args, Plan: s.plan})
+		folder, err = rig.NewFolder(s.out, rfc2544.JournalHeader{Tool: version.Tool(), Verb: s.verb, Args: s.args, Plan: s.plan})
 	}
 	if err != nil {
 		return err
@@ -79,13 +80,13 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 	if f.jsonStream {
 		ev.js = &jsonStream{w: stdout}
 		est, n := p.Estimate()
-		if err := ev.js.emit(rfc2544.StartEvent{Event: rfc2544.EventStart, Time: time.Now().UTC(), Tool: toolVersion(), Out: s.out, Resumed: replayed,
+		if err := ev.js.emit(rfc2544.StartEvent{Event: rfc2544.EventStart, Time: time.Now().UTC(), Tool: version.Tool(), Out: s.out, Resumed: replayed,
 			EstimateS: est.Seconds(), Trials: n, Plan: p}); err != nil {
 			return err
 		}
 	}
 	res, kept, runErr := folder.Run(ctx, rig.RunConfig{Plan: p, Tester: ot.tester, DUT: ot.dut, MaxBps: s.capBps, MaxBpsSource: s.capNote,
-		Tool: toolVersion(), Transport: s.transport, Ceilings: s.ceilings, NoRest: s.transport == transportSim, Events: ev})
+		Tool: version.Tool(), Transport: s.transport, Ceilings: s.ceilings, NoRest: s.transport == transportSim, Events: ev})
 	if ev.prog != nil {
 		ev.prog.done()
 	}
@@ -100,7 +101,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("%w (results in %s unchanged)", runErr, s.out)
 	}
-	if err := rig.WriteResults(s.out, res, onExit); err != nil {
+	if err := rig.WriteResults(s.out, res, atexit.Register); err != nil {
 		return errors.Join(runErr, err)
 	}
 	if ev.js != nil {
@@ -156,24 +157,6 @@ func (e *runEvents) TrialFinished(rec rfc2544.TrialRecord, fromJournal bool) err
 		e.prog.TrialFinished(rec)
 	}
 	return err
-}
-
-// toolVersion is "rfc2544" plus the module version or VCS revision.
-func toolVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "rfc2544"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v = s.Value[:12]
-		}
-	}
-	if v == "" || v == "(devel)" {
-		return "rfc2544 (devel)"
-	}
-	return "rfc2544 " + v
 }
 
 func testsString(ts []rfc2544.Test) string {

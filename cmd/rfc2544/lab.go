@@ -7,15 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/rfc2544/rfc2544/lab"
-	"github.com/rfc2544/rfc2544/reports"
-	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
 const labUsage = `Usage: rfc2544 lab <up|down|status|list> [flags]
@@ -184,93 +178,4 @@ func labWriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// runSweep runs verb once per firewall rule count (sweepCounts), each
-// on its own temporary lab with --fw-rules N and its results in
-// OUT/fw-rules-N, then compares the runs: OUT/compare.txt, compare.json and
-// the chart compare-throughput.svg and .png (one line per rule count). It
-// returns the worst of the runs' errors (a tester-limited run does not stop
-// the sweep). With --dry-run each run prints its plan and nothing is
-// compared.
-func runSweep(ctx context.Context, verb string, fixed []rfc2544.Test, sf *runFlags, counts []int, args []string, stdout, stderr io.Writer) error {
-	out := sf.out
-	if out == "" {
-		out = "rfc2544-sweep-" + time.Now().UTC().Format("20060102T150405Z")
-	}
-	base := stripFlags(args, "fw-rules-sweep", "out")
-	var files []string
-	var worst error
-	for _, n := range counts {
-		dir := filepath.Join(out, fmt.Sprintf("fw-rules-%d", n))
-		fmt.Fprintf(stderr, "sweep: %d firewall rules -> %s\n", n, dir)
-		run := append(slices.Clone(base), "--fw-rules", strconv.Itoa(n), "--out", dir)
-		f, err := parseRunArgs(verb, fixed, run)
-		if err == nil {
-			err = runOne(ctx, verb, fixed, f, run, stdout, stderr) // --fw-rules N: one run, even with the plan's lab_sweep
-		}
-		switch {
-		case err == nil:
-		case errors.Is(err, errTesterLimited):
-			worst = err
-		default:
-			return fmt.Errorf("sweep at %d rules: %w", n, err)
-		}
-		files = append(files, filepath.Join(dir, "results.json"))
-	}
-	if sf.dryRun {
-		fmt.Fprintf(stderr, "sweep: a dry run; the %d runs above would be compared in %s\n", len(counts), out)
-		return worst
-	}
-	var runs []*rfc2544.Results
-	var labels []string
-	for i, f := range files {
-		r, err := reports.ReadResultsFile(f)
-		if err != nil {
-			return fmt.Errorf("sweep: %w", err)
-		}
-		runs, labels = append(runs, r), append(labels, fmt.Sprintf("%d rules", counts[i]))
-	}
-	rs := reports.CompareRuns(runs, labels)
-	for _, w := range []struct {
-		name  string
-		write func(io.Writer) error
-	}{
-		{"compare.txt", func(w io.Writer) error { return reports.WriteRuns(w, rs) }},
-		{"compare.json", func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(rs)
-		}},
-		{"compare-throughput.svg", func(w io.Writer) error { return reports.WriteRunsChart(w, rs, reports.SVG) }},
-		{"compare-throughput.png", func(w io.Writer) error { return reports.WriteRunsChart(w, rs, reports.PNG) }},
-	} {
-		if err := writeReportFile(filepath.Join(out, w.name), w.write); err != nil {
-			return fmt.Errorf("sweep: %w", err)
-		}
-	}
-	fmt.Fprintln(stdout)
-	if err := reports.WriteRuns(stdout, rs); err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "sweep: comparison in %s (compare.txt, compare.json, compare-throughput.svg/.png)\n", out)
-	return worst
-}
-
-// stripFlags returns args without the named flags and their values
-// ("--name v", "--name=v", "-name v").
-func stripFlags(args []string, names ...string) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && slices.Contains(names, name) {
-			if !hasValue {
-				i++ // its value
-			}
-			continue
-		}
-		out = append(out, a)
-	}
-	return out
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -92,13 +91,6 @@ func TestLabVerb(t *testing.T) {
 	}
 	if err := run(ctx, []string{"lab", "status", "--name", name}, &out, &out); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("status after down: %v, want not found", err)
-	}
-}
-
-func TestStripFlags(t *testing.T) {
-	got := stripFlags([]string{"--lab", "--fw-rules-sweep", "0,100", "--out=x", "--sizes", "64", "-out", "y", "--fw-rules-sweep=1,2"}, "fw-rules-sweep", "out")
-	if want := []string{"--lab", "--sizes", "64"}; !slices.Equal(got, want) {
-		t.Errorf("stripFlags = %q, want %q", got, want)
 	}
 }
 

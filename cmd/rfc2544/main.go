@@ -10,9 +10,9 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 
+	"github.com/rfc2544/rfc2544/internal/atexit"
 	"github.com/rfc2544/rfc2544/lab/relay"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/rig"
@@ -117,7 +117,7 @@ func handleSignals(verb string, sigs <-chan os.Signal, cancel func(), finished <
 	note, graceful := stopNotes[verb]
 	if !graceful {
 		fmt.Fprintf(stderr, "\nrfc2544: %s: exiting\n", signalName(sig))
-		runExitHooks()
+		atexit.Run()
 		exit()
 		return
 	}
@@ -130,7 +130,7 @@ func handleSignals(verb string, sigs <-chan os.Signal, cancel func(), finished <
 			msg = "; partial results are in the journal"
 		}
 		fmt.Fprintf(stderr, "rfc2544: %s again: exiting now%s\n", signalName(sig), msg)
-		runExitHooks()
+		atexit.Run()
 		exit()
 	case <-finished:
 	}
@@ -147,39 +147,6 @@ func signalName(sig os.Signal) string {
 		return "hangup (SIGHUP)"
 	}
 	return fmt.Sprint(sig)
-}
-
-// exitHooks undo what must not outlive the process even when a second
-// Ctrl-C ends it at once: a temporary lab. Each runs at most once, from its
-// own cleanup or from runExitHooks, and one that is running is waited for.
-var exitHooks struct {
-	sync.Mutex
-	list []*exitHook
-}
-
-type exitHook struct {
-	once sync.Once
-	fn   func()
-}
-
-// onExit registers fn and returns the function that runs it (at most once).
-func onExit(fn func()) func() {
-	h := &exitHook{fn: fn}
-	exitHooks.Lock()
-	exitHooks.list = append(exitHooks.list, h)
-	exitHooks.Unlock()
-	return func() { h.once.Do(h.fn) }
-}
-
-// runExitHooks runs every registered hook that has not run yet, newest
-// first, and waits for one already running.
-func runExitHooks() {
-	exitHooks.Lock()
-	list := append([]*exitHook(nil), exitHooks.list...)
-	exitHooks.Unlock()
-	for i := len(list) - 1; i >= 0; i-- {
-		list[i].once.Do(list[i].fn)
-	}
 }
 
 func exitCode(err error, stderr io.Writer) int {

@@ -4,6 +4,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/rfc2544/rfc2544/internal/atexit"
 	"github.com/rfc2544/rfc2544/internal/fileio"
 	"github.com/rfc2544/rfc2544/internal/quote"
 	"github.com/rfc2544/rfc2544/rig"
@@ -21,7 +22,7 @@ type outputFile = fileio.File
 // writeFilesAtomic writes files into dir, all or none (fileio.WriteFiles);
 // a signal that ends the process at once removes the temporary files.
 func writeFilesAtomic(dir string, files []outputFile) error {
-	return fileio.WriteFiles(dir, files, onExit)
+	return fileio.WriteFiles(dir, files, atexit.Register)
 }
 
 // maxQuote is how much of a bad value an error message quotes.

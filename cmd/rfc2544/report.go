@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/rfc2544/rfc2544/reports"
@@ -85,30 +84,16 @@ func reportVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usagef("report: one results file at a time, got %d (%s); to put two runs side by side use 'rfc2544 compare A B'",
 			len(pos), strings.Join(pos, " "))
 	}
-	format := strings.ToLower(f.format)
-	if !slices.Contains(reports.Formats, format) {
-		return usagef("report: --format %q: unknown; want one of %s", f.format, strings.Join(reports.Formats, ", "))
+	choice, err := reports.ParseChoice(f.format, f.test, f.kind)
+	if err != nil {
+		return usagef("report: %w", err)
 	}
-	var table reports.Table
-	if f.test != "" {
-		if table, err = reports.ParseTable(f.test); err != nil {
-			return usagef("report: --test: %v", err)
-		}
-	}
-	var kind reports.ChartKind
-	if f.kind != "" {
-		if format != "svg" && format != "png" {
-			return usagef("report: --chart goes with --format svg or png, not %s", format)
-		}
-		if kind, err = reports.ParseChartKind(f.kind); err != nil {
-			return usagef("report: --chart: %v", err)
-		}
-	}
+	choice.ToDir, choice.Wide = f.out != "", f.wide
 	res, err := reports.ReadResultsFile(pos[0])
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	outs, err := reports.Outputs(res, reports.Choice{Format: format, Table: table, Chart: kind, ToDir: f.out != "", Wide: f.wide})
+	outs, err := reports.Outputs(res, choice)
 	if errors.Is(err, reports.ErrNoData) {
 		return fmt.Errorf("report: %w", err)
 	}

@@ -424,24 +424,6 @@ func TestFixLabArg(t *testing.T) {
 	}
 }
 
-func TestParseBitRate(t *testing.T) {
-	tests := []struct {
-		in   string
-		want float64
-	}{
-		{"10G", 10e9}, {"2.5G", 2.5e9}, {"100M", 100e6}, {"1000000000", 1e9}, {"10Gbit/s", 10e9},
-		{"800kbit", 800e3}, {"50Mbit/s", 50e6}, {"50mbit", 50e6}, {"40g", 40e9}, {"1e9", 1e9},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, err := parseBitRate("--line-rate", tt.in)
-			if err != nil || got != tt.want {
-				t.Errorf("got %v, %v; want %v", got, err, tt.want)
-			}
-		})
-	}
-}
-
 func TestProgressTerminalLine(t *testing.T) {
 	var b bytes.Buffer
 	p := newProgress(&b, mustPlan(t, "quick"))

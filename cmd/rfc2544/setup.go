@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -78,11 +77,9 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 	if s.resume != nil {
 		s.plan = s.resume.Header.Plan
 	} else {
-		p, err := buildPlan(s, fixed)
-		if err != nil {
+		if s.plan, s.linkGiven, err = rig.BuildPlan(f.planInput(fixed, s.tempLab)); err != nil {
 			return nil, err
 		}
-		s.plan = p
 	}
 
 	// The line rate percentages refer to, and the ports' own checks.
@@ -106,7 +103,7 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		// Not WithDefaults: the plan is complete (profile, file, flags),
 		// and a zero in it was given as zero, for Validate to refuse.
 		if err := s.plan.Validate(); err != nil {
-			return nil, planError(err, f)
+			return nil, f.planInput(fixed, s.tempLab).PlanError(err)
 		}
 	} else {
 		s.lineNote = "from the journal"
@@ -137,66 +134,9 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 // collide and a leftover is easy to trace.
 func tempLabName() string { return fmt.Sprintf("tmp-%d", os.Getpid()) }
 
-// planFileError is a usage error naming --plan.
-func planFileError(path string, err error) error {
-	if errors.Is(err, os.ErrNotExist) {
-		return usagef("--plan %s: no such file; see testdata/plans/ for examples", path)
-	}
-	return usagef("--plan %w", err)
-}
-
-// buildPlan makes the effective plan of a new run: the profile's plan, the
-// plan file over it, the flags over both.
-func buildPlan(s *runSetup, fixed []rfc2544.Test) (rfc2544.Plan, error) {
-	f := s.flags
-	profile := f.profile
-	if profile == "" && f.planFile != "" {
-		pp, err := rfc2544.LoadPlanProfile(f.planFile)
-		if err != nil {
-			return rfc2544.Plan{}, planFileError(f.planFile, err)
-		}
-		profile = pp
-	}
-	if profile == "" {
-		profile = "rfc2544"
-		if s.tempLab {
-			profile = "quick"
-		}
-	}
-	p, err := rfc2544.DefaultPlan(profile)
-	p = p.WithDefaults() // complete: a zero later on was given as zero
-	if err != nil {
-		if f.profile == "" && f.planFile != "" {
-			return p, usagef("--plan %s: %w", f.planFile, err)
-		}
-		return p, usagef("--profile %s: unknown; use rfc2544 (the standard's durations) or quick (short trials)", quoteShort(profile))
-	}
-	if f.planFile != "" {
-		var given map[string]bool
-		if p, given, err = rfc2544.LoadPlan(f.planFile, p); err != nil {
-			return p, planFileError(f.planFile, err)
-		}
-		s.linkGiven = given["link_bps"]
-		p.LabSweep = rfc2544.LabSweep{} // the sweep's (runSweep): each of its runs is one rule count
-		p.Profile = profile
-	}
-	if err := f.plan.Apply(&p, fixed); err != nil {
-		return p, usageError{err}
-	}
-	return p, nil
-}
-
-// planError says where a bad plan field came from: its flag when the
-// command line set it, else the plan file. The message after that is the
-// same either way: rfc2544.Plan.Validate's.
-func planError(err error, f *runFlags) error {
-	if flag := f.plan.Flag(err); flag != "" {
-		return usagef("%s: %w", flag, err)
-	}
-	if f.planFile != "" {
-		return usagef("--plan %s: %w", f.planFile, err)
-	}
-	return usageError{err}
+// planInput is how the run's plan is given (rig.BuildPlan).
+func (f *runFlags) planInput(fixed []rfc2544.Test, tempLab bool) rig.PlanInput {
+	return rig.PlanInput{Profile: f.profile, File: f.planFile, Flags: f.plan, Fixed: fixed, TempLab: tempLab}
 }
 
 // sizesString lists frame sizes for the output.

@@ -1,19 +1,18 @@
 package main
 
 import (
-	"fmt"
+	"context"
+	"errors"
 	"io"
 
-	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/internal/atexit"
 	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/rig"
 )
 
-// sweepCounts returns the firewall rule counts a run sweeps (runSweep):
-// --fw-rules-sweep, else the plan file's lab_sweep.fw_rules; nil for a
-// single run. Every check is made here, before any traffic. A flag wins
-// over the plan file, as everywhere: --fw-rules-sweep replaces the plan's
-// counts and --fw-rules N makes one run at N rules, each with a note on
-// stderr. A resumed run is one run of a sweep and never sweeps again.
+// sweepCounts returns the firewall rule counts the command line f sweeps
+// (rig.SweepCounts); nil for a single run. A resumed run is one run of a
+// sweep and never sweeps again.
 func sweepCounts(verb string, f *runFlags, stderr io.Writer) ([]int, error) {
 	if f.resume != "" {
 		return nil, nil // setupRun refuses the sweep's flags with --resume
@@ -22,30 +21,22 @@ func sweepCounts(verb string, f *runFlags, stderr io.Writer) ([]int, error) {
 	if err != nil {
 		return nil, usagef("%s: %w", verb, err)
 	}
-	if f.planFile == "" {
-		return counts, nil
-	}
-	p, _, err := rfc2544.LoadPlan(f.planFile, rfc2544.Plan{})
-	if err != nil {
-		return nil, planFileError(f.planFile, err)
-	}
-	planned := p.LabSweep.FWRules
-	if planned == nil {
-		return counts, nil
-	}
-	if err := lab.ValidateSweep(planned); err != nil {
-		return nil, usagef("--plan %s: %w", f.planFile, &rfc2544.PlanError{Field: "lab_sweep.fw_rules", Value: planned, Fix: err.Error()})
-	}
-	switch set := f.set(); {
-	case counts != nil:
-		fmt.Fprintf(stderr, "sweep: --fw-rules-sweep overrides the plan's lab_sweep.fw_rules %v\n", planned)
-		return counts, nil
-	case set["fw-rules"]:
-		fmt.Fprintf(stderr, "sweep: --fw-rules overrides the plan's lab_sweep.fw_rules %v: one run\n", planned)
-		return nil, nil
-	}
-	if given, name := f.rig.Lab(); !given || name != "" {
-		return nil, usagef("--plan %s: lab_sweep runs each rule count on a temporary lab of its own: add --lab (without a name), or remove lab_sweep from the plan", f.planFile)
-	}
-	return planned, nil
+	given, name := f.rig.Lab()
+	return rig.SweepCounts(rig.SweepInput{Counts: counts, FWRules: f.set()["fw-rules"], PlanFile: f.planFile, Lab: given, LabName: name}, stderr)
+}
+
+// runSweep runs verb once per firewall rule count (rig.RunSweep) and
+// compares the runs. It returns the last tester-limited run's error (a
+// tester-limited run does not stop the sweep). With --dry-run each run
+// prints its plan and nothing is compared.
+func runSweep(ctx context.Context, verb string, fixed []rfc2544.Test, sf *runFlags, counts []int, args []string, stdout, stderr io.Writer) error {
+	return rig.RunSweep(ctx, rig.SweepConfig{Out: sf.out, Counts: counts, Args: args, DryRun: sf.dryRun, Stdout: stdout, Log: stderr, AtExit: atexit.Register,
+		Run: func(ctx context.Context, run []string) error {
+			f, err := parseRunArgs(verb, fixed, run)
+			if err != nil {
+				return err
+			}
+			return runOne(ctx, verb, fixed, f, run, stdout, stderr) // --fw-rules N: one run, even with the plan's lab_sweep
+		},
+		Carry: func(err error) bool { return errors.Is(err, errTesterLimited) }})
 }

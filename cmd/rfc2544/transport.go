@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/rfc2544/rfc2544/internal/atexit"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/rig"
 )
@@ -24,7 +25,7 @@ func rigConfig(s *runSetup, logw io.Writer) rig.Config {
 	c := rig.Config{Transport: s.transport, Ports: s.ports, LabName: s.labName, Agent: s.agent, CapBps: s.capBps,
 		AllowAnyDestination: s.flags.rig.AllowAny(), Ceilings: s.ceilings, Bidirectional: s.plan.Bidirectional,
 		LinkBps: s.plan.LinkBps, SimCapacityBps: simCap, SimMTU: simMTU,
-		Log: logw, AtExit: onExit, OpenRaw: openEngine}
+		Log: logw, AtExit: atexit.Register, OpenRaw: openEngine}
 	if s.tempLab {
 		c.TempLab = &s.labCfg
 	}

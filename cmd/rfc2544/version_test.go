@@ -3,24 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"runtime/debug"
 	"strings"
 	"testing"
 
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
-
-func TestBuildVersion(t *testing.T) {
-	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/rfc2544/rfc2544", Version: "v0.2.0"},
-		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "891bfcf0123456789abc"}, {Key: "vcs.time", Value: "2026-11-30T22:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
-	if got, want := buildVersion(bi, true), "rfc2544 v0.2.0, commit 891bfcf01234+dirty (2026-11-30T22:00:00Z), go1.26.8"; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-	bi.Settings, bi.Main.Version = nil, ""
-	if got := buildVersion(bi, true); !strings.HasPrefix(got, "rfc2544 (devel), no VCS revision") || !strings.HasSuffix(got, "go1.26.8") {
-		t.Errorf("devel build: %q", got)
-	}
-}
 
 // TestVersionVerb: 'version' and '--version' print the same line.
 func TestVersionVerb(t *testing.T) {
