@@ -97,9 +97,10 @@ func (f *PlanFlags) Apply(p *Plan, fixed []Test) error {
 		p.IPv6 = f.ipv6
 	}
 	if set["sizes"] {
-		if p.FrameSizes, err = ParseFrameSizes(f.sizes); err != nil {
+		if p.FrameSizes, err = p.parseSizes(f.sizes); err != nil {
 			return fmt.Errorf("--sizes %s: %w", quote(f.sizes), err)
 		}
+		*p = p.defineMixes()
 	}
 	if f.jumbo {
 		for _, j := range JumboSizes {
