@@ -40,7 +40,7 @@ func AddPlanFlags(fs *flag.FlagSet, withTests bool) *PlanFlags {
 	if withTests {
 		fs.StringVar(&f.tests, "tests", "all", "`list` of tests to run, comma-separated: throughput, latency, loss, b2b, recovery or all")
 	}
-	fs.StringVar(&f.sizes, "sizes", "", "frame `sizes` in bytes with FCS, comma-separated (default 64,128,256,512,1024,1280,1518)")
+	fs.StringVar(&f.sizes, "sizes", "", "frame `sizes` in bytes with FCS, comma-separated (default 64,128,256,512,1024,1280,1518); mixes: imix, imix-csit, a plan's mixes by name, or mix:64x7,570x4,1518x1 (SIZExWEIGHT)")
 	fs.BoolVar(&f.jumbo, "jumbo", false, "add the jumbo sizes 2048,4096,8192,9018 (sizes the path cannot carry report zero throughput)")
 	fs.TextVar(&f.duration, "duration", Duration(0), "trial `duration` of throughput and frame loss trials, e.g. 60s")
 	fs.StringVar(&f.search, "search", "", "throughput search `mode`: mlr (RFC 9971: NDR and PDR in one search, the default), binary, step or combo")
