@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -240,5 +242,39 @@ func TestSplitSizes(t *testing.T) {
 		if got := splitSizes(in); !slices.Equal(got, want) {
 			t.Errorf("splitSizes(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A resumed run reads its journal's plan: the custom mixes it defines are
+// registered, so the journaled sizes name them; a journal whose plan lacks
+// a mix its sizes use is refused.
+func TestJournalRegistersMixes(t *testing.T) {
+	name := fmt.Sprintf("journal%d", rand.Uint32())
+	mix := framing.Mix{Name: name, Parts: []framing.MixPart{{Size: 128, Weight: 2}, {Size: 256, Weight: 1}}}
+	code := framing.MixCode(mix)
+	p := testPlan(nil, code)
+	p.Mixes = []framing.Mix{mix}
+	for _, tc := range []struct {
+		name  string
+		mixes []framing.Mix
+		ok    bool
+	}{{"without the mix", nil, false}, {"with the mix", p.Mixes, true}} {
+		q := p
+		q.Mixes = tc.mixes
+		b, err := json.Marshal(JournalHeader{Journal: JournalVersion, Tool: "test", Plan: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := t.TempDir() + "/journal.jsonl"
+		if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err = ReadJournal(path)
+		if tc.ok && err != nil || !tc.ok && (err == nil || !strings.Contains(err.Error(), "mixes")) {
+			t.Fatalf("%s: ReadJournal: %v", tc.name, err)
+		}
+	}
+	if framing.SizeName(code) != name {
+		t.Errorf("after reading the journal: SizeName(%d) = %q, want %q", code, framing.SizeName(code), name)
 	}
 }
