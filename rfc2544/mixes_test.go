@@ -278,3 +278,29 @@ func TestJournalRegistersMixes(t *testing.T) {
 		t.Errorf("after reading the journal: SizeName(%d) = %q, want %q", code, framing.SizeName(code), name)
 	}
 }
+
+// The sample plan with mixes reads and validates, naming every mix.
+func TestSamplePlanIMIX(t *testing.T) {
+	b, err := os.ReadFile("../testdata/plans/imix.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := ParsePlan("imix.yaml", b, testPlan(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = p.WithDefaults()
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range p.FrameSizes {
+		names = append(names, framing.SizeName(s))
+	}
+	if want := []string{"64", "imix", "imix-csit", "small-heavy", "mix:128x3,512x2,1280x1", "1518"}; !slices.Equal(names, want) {
+		t.Errorf("sizes %q, want %q", names, want)
+	}
+	if len(p.Mixes) != 2 {
+		t.Errorf("mixes %+v: want small-heavy and the mix written in place", p.Mixes)
+	}
+}
