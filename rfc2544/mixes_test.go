@@ -285,11 +285,11 @@ func TestSamplePlanIMIX(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As the CLI reads it: decoded over a complete plan, validated as is.
 	p, _, err := ParsePlan("imix.yaml", b, testPlan(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p = p.WithDefaults()
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
