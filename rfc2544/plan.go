@@ -404,7 +404,8 @@ func (e *PlanError) Error() string {
 // Validate reports the first bad parameter of p as a *PlanError. Call it on
 // a complete plan (p.WithDefaults(), or a plan decoded over DefaultPlan): a
 // zero that WithDefaults would replace by the profile's value is an error
-// here, so a value given as zero is refused, never silently replaced.
+// here, so a value given as zero is refused, never silently replaced. It
+// registers the plan's mixes (RegisterMixes), so their codes resolve.
 func (p Plan) Validate() error {
 	bad := func(field string, v any, fix string) error {
 		return &PlanError{Field: field, Value: v, Fix: fix}
