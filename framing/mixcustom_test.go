@@ -181,3 +181,29 @@ func TestCheckMixName(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseMix: whatever the text, ParseMix returns a mix CheckMix accepts
+// or an error, never panics; a parsed mix's name is its canonical spelling,
+// which parses back to the same mix (and so the same code).
+func FuzzParseMix(f *testing.F) {
+	for _, s := range []string{"mix:64x7,570x4,1518x1", "MIX: 64X1", "mix:", "mix:x", "mix:64x", "mix:1x1,2x2",
+		"mix:99999999999999999999x1", "mix:64x7,,", "mix:-64x1", "imix", "mix:64x1000,128x1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseMix(s)
+		if err != nil {
+			return
+		}
+		if err := CheckMix(m); err != nil {
+			t.Fatalf("ParseMix(%q) = %+v, which CheckMix refuses: %v", s, m, err)
+		}
+		if err := CheckMixName(m.Name); err != nil {
+			t.Fatalf("ParseMix(%q) named %q: %v", s, m.Name, err)
+		}
+		again, err := ParseMix(m.Name)
+		if err != nil || !sameMix(again, m) || MixCode(again) != MixCode(m) {
+			t.Fatalf("ParseMix(%q) = %+v; its name %q reads back as %+v, %v", s, m, m.Name, again, err)
+		}
+	})
+}
