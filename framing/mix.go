@@ -22,21 +22,21 @@ const (
 // MixPart is one frame size of a mix and its share.
 type MixPart struct {
 	// Size is the frame size in bytes, FCS included.
-	Size int `json:"frame_size"`
+	Size int `json:"frame_size" yaml:"frame_size"`
 	// Weight is how many frames of Size one round of the mix's pattern holds.
-	Weight int `json:"weight"`
+	Weight int `json:"weight" yaml:"weight"`
 }
 
 // Mix is a fixed blend of frame sizes sent as one stream: the frames follow
 // Pattern, a repeating, spread-out order (not bursts of one size).
 type Mix struct {
 	// Name is how sizes lists, flags and reports name the mix ("imix").
-	Name string `json:"name"`
+	Name string `json:"name" yaml:"name"`
 	// Parts are the sizes and their weights, in the order the definition
 	// gives them.
-	Parts []MixPart `json:"parts"`
+	Parts []MixPart `json:"parts" yaml:"parts"`
 	// Source is where the definition comes from.
-	Source string `json:"source,omitempty"`
+	Source string `json:"source,omitempty" yaml:"source,omitempty"`
 }
 
 // IMIX is the "simple IMIX" of 7 frames of 64 bytes, 4 of 570 and 1 of 1518
@@ -52,8 +52,9 @@ var IMIX = Mix{Name: "imix", Parts: []MixPart{{64, 7}, {570, 4}, {1518, 1}},
 var IMIXCSIT = Mix{Name: "imix-csit", Parts: []MixPart{{64, 28}, {570, 16}, {1518, 4}},
 	Source: "FD.io CSIT IMIX_v4_1"}
 
-// MixOf returns the mix a size code names; ok is false for a frame size
-// (any size ≥ 0) or an unknown code.
+// MixOf returns the mix a size code names: a built-in one or a registered
+// custom one (RegisterMix); ok is false for a frame size (any size ≥ 0) or
+// an unknown code. The mix is shared: treat as read-only.
 func MixOf(size int) (m Mix, ok bool) {
 	switch size {
 	case SizeIMIX:
@@ -61,7 +62,7 @@ func MixOf(size int) (m Mix, ok bool) {
 	case SizeIMIXCSIT:
 		return IMIXCSIT, true
 	}
-	return Mix{}, false
+	return customMix(size)
 }
 
 // IsMix reports whether size is a mix code rather than a frame size.
@@ -76,9 +77,11 @@ func SizeName(size int) string {
 	return strconv.Itoa(size)
 }
 
-// ParseSize reads one frame size: a number of bytes, or the name of a mix
-// ("imix", "imix-csit"). It checks the syntax only; ValidateFrameSize checks
-// the range.
+// ParseSize reads one frame size: a number of bytes, the name of a built-in
+// mix ("imix", "imix-csit"), or a mix written in place
+// ("mix:64x7,570x4,1518x1", ParseMix), which it registers (RegisterMix).
+// It checks the syntax (and a mix's definition) only; ValidateFrameSize
+// checks the range.
 func ParseSize(s string) (int, error) {
 	s = strings.TrimSpace(s)
 	switch strings.ToLower(s) {
@@ -87,9 +90,16 @@ func ParseSize(s string) (int, error) {
 	case IMIXCSIT.Name:
 		return SizeIMIXCSIT, nil
 	}
+	if strings.HasPrefix(strings.ToLower(s), InlineMixPrefix) {
+		m, err := ParseMix(s)
+		if err != nil {
+			return 0, err
+		}
+		return RegisterMix(m)
+	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%q is neither a frame size in bytes nor a mix (%s or %s)", s, IMIX.Name, IMIXCSIT.Name)
+		return 0, fmt.Errorf("%q is neither a frame size in bytes nor a mix (%s, %s or %s64x7,570x4,1518x1)", s, IMIX.Name, IMIXCSIT.Name, InlineMixPrefix)
 	}
 	return n, nil
 }
@@ -186,13 +196,10 @@ func LargestFrame(size int) int {
 // validateMix checks every part of a mix like ValidateFrameSize; the error
 // names the mix and the part.
 func validateMix(m Mix, proto Proto, vlan bool, pathMTU int) error {
-	if len(m.Parts) == 0 {
-		return fmt.Errorf("mix %s: no frame sizes; give at least one size with a positive weight", m.Name)
+	if err := CheckMix(m); err != nil {
+		return err
 	}
 	for _, p := range m.Parts {
-		if p.Weight <= 0 {
-			return fmt.Errorf("mix %s: frame size %d has weight %d; give every size a positive weight", m.Name, p.Size, p.Weight)
-		}
 		if err := ValidateFrameSize(p.Size, proto, vlan, pathMTU); err != nil {
 			return fmt.Errorf("mix %s: %w", m.Name, err)
 		}

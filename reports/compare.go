@@ -372,7 +372,7 @@ func comparisonTables(c Comparison) []*table {
 		}
 		size := ""
 		if r.FrameSize != lastSize {
-			size, lastSize = strconv.Itoa(r.FrameSize), r.FrameSize
+			size, lastSize = framing.SizeName(r.FrameSize), r.FrameSize
 		}
 		d, ratio := r.deltaCells()
 		cur.add(size, r.label(), r.cell(r.A, "B"), r.cell(r.B, "A"), d, ratio)
@@ -547,7 +547,7 @@ func CompareRuns(runs []*rfc2544.Results, labels []string) Runs {
 		out.FPS = append(out.FPS, row)
 		for _, t := range r.Throughput {
 			if t.Found && t.Note != "" {
-				out.Notes = append(out.Notes, fmt.Sprintf("%s, %d B: %s", labels[i], t.FrameSize, t.Note))
+				out.Notes = append(out.Notes, fmt.Sprintf("%s, %s: %s", labels[i], sizeLabel(t.FrameSize), t.Note))
 			}
 		}
 	}

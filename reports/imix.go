@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/rfc2544"
 )
 
 // A frame-size mix (framing.MixOf) is a row of its own, named ("imix"), in
@@ -33,4 +34,14 @@ func sizeNames(v []int) string {
 		s[i] = framing.SizeName(x)
 	}
 	return strings.Join(s, ", ")
+}
+
+// addSizeLosses adds, under a mix's frame loss point, a row per size of
+// the mix ("imix: 570") with its frames sent, received and its loss, so
+// loss is attributed to a size.
+func addSizeLosses(t *table, mix int, sizes []rfc2544.SizeLoss) {
+	for _, l := range sizes {
+		t.add(fmt.Sprintf("%s: %d", framing.SizeName(mix), l.FrameSize), dash, dash, dash, count(l.Sent), count(l.Received),
+			pct(l.LossPercent), "")
+	}
 }

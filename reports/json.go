@@ -73,6 +73,9 @@ func ReadResults(r io.Reader) (*rfc2544.Results, error) {
 			return nil, err
 		}
 	}
+	if err := res.RegisterMixes(); err != nil {
+		return nil, fmt.Errorf("results file: %w", err)
+	}
 	return res, nil
 }
 

@@ -296,6 +296,7 @@ func frameLossTable(res *rfc2544.Results) *table {
 			}
 			t.add(size, pct(p.IntendedPercent), pct(p.OfferedPercent), fps(p.OfferedFPS), count(p.Sent), count(p.Received),
 				pct(p.LossPercent), note)
+			addSizeLosses(t, r.FrameSize, p.Sizes)
 		}
 		if len(r.Points) == 0 {
 			note := "no trials"

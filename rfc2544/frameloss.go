@@ -54,6 +54,7 @@ func (r *Runner) frameLoss(ctx context.Context, p Plan, size int) (FrameLossResu
 			Sent:            rec.Sent,
 			Received:        rec.Received,
 			TesterLimited:   rec.Outcome == OutcomeTesterLimited,
+			Sizes:           SizeLosses(rec.Result),
 		})
 		if rec.Outcome == OutcomePass { // tolerance 0: no frame lost
 			clean++

@@ -138,6 +138,15 @@ func ReadJournal(path string) (*JournalContents, error) {
 			if c.Header.Journal > JournalVersion {
 				return nil, fmt.Errorf("journal %s: version %d is newer than this program's %d; resume it with a newer rfc2544", path, c.Header.Journal, JournalVersion)
 			}
+			// Its plan's custom mixes name the sizes of the records.
+			hp := c.Header.Plan
+			err := hp.RegisterMixes()
+			if err == nil {
+				err = hp.checkMixSizes("frame_sizes", hp.FrameSizes)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("journal %s line 1: %w", path, err)
+			}
 		} else {
 			var ev struct {
 				Event string `json:"event"`

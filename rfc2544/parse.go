@@ -3,8 +3,6 @@ package rfc2544
 import (
 	"fmt"
 	"strings"
-
-	"github.com/rfc2544/rfc2544/framing"
 )
 
 // testNames are the names ParseTests takes: the Test values and the short
@@ -52,19 +50,11 @@ func ParseTests(s string) ([]Test, error) {
 }
 
 // ParseFrameSizes reads a comma-separated list of frame sizes in bytes, FCS
-// included, and frame-size mixes by name (imix: framing.ParseSize). Their range is checked with the plan's (Plan.Validate).
+// included, and frame-size mixes: by name (imix, imix-csit) or written in
+// place (mix:64x7,570x4,1518x1, whose commas do not split the list; see
+// framing.ParseSize). Their range is checked with the plan's
+// (Plan.Validate); a plan's own mixes are read by name with
+// PlanFlags.Apply.
 func ParseFrameSizes(s string) ([]int, error) {
-	var sizes []int
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			return nil, fmt.Errorf("an empty item; write them like 64,512,1518")
-		}
-		n, err := framing.ParseSize(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s is not a frame size in bytes nor a mix (imix, imix-csit); write them like 64,512,1518 or 64,imix,1518", quote(f))
-		}
-		sizes = append(sizes, n)
-	}
-	return sizes, nil
+	return Plan{}.parseSizes(s)
 }

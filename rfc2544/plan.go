@@ -56,6 +56,11 @@ type Plan struct {
 	// FrameSizes in bytes, FCS included. Default: 64, 128, 256, 512, 1024,
 	// 1280, 1518 (RFC 2544 §9.1).
 	FrameSizes []int `json:"frame_sizes" yaml:"frame_sizes"`
+	// Mixes are the plan's own frame-size mixes, listed in FrameSizes by
+	// name (see RegisterMixes); a mix written in place among the sizes
+	// ("mix:64x7,570x4,1518x1") is added here too, so the plan (and the
+	// results that embed it) define every mix they use. Default: none.
+	Mixes []framing.Mix `json:"mixes,omitempty" yaml:"mixes,omitempty"`
 	// LinkBps is the line rate that percentages refer to, in bits per second
 	// per port (e.g. 1e9). Required: a veth has no line rate of its own.
 	LinkBps float64 `json:"link_bps" yaml:"link_bps"`
@@ -381,7 +386,7 @@ func (p Plan) WithDefaults() Plan {
 	setF(&p.BackToBack.MinStepPercent, d.BackToBack.MinStepPercent)
 	setD(&p.Recovery.Overload, d.Recovery.Overload)
 	setD(&p.Recovery.Recovery, d.Recovery.Recovery)
-	return p
+	return p.defineMixes()
 }
 
 // PlanError is a bad plan field: its YAML name, the value and the fix.
@@ -399,7 +404,8 @@ func (e *PlanError) Error() string {
 // Validate reports the first bad parameter of p as a *PlanError. Call it on
 // a complete plan (p.WithDefaults(), or a plan decoded over DefaultPlan): a
 // zero that WithDefaults would replace by the profile's value is an error
-// here, so a value given as zero is refused, never silently replaced.
+// here, so a value given as zero is refused, never silently replaced. It
+// registers the plan's mixes (RegisterMixes), so their codes resolve.
 func (p Plan) Validate() error {
 	bad := func(field string, v any, fix string) error {
 		return &PlanError{Field: field, Value: v, Fix: fix}
@@ -422,6 +428,12 @@ func (p Plan) Validate() error {
 	}
 	if len(p.FrameSizes) == 0 {
 		return bad("frame_sizes", "[]", "give at least one size, e.g. [64, 128, 256, 512, 1024, 1280, 1518]")
+	}
+	if err := p.RegisterMixes(); err != nil {
+		return err
+	}
+	if err := p.checkMixSizes("frame_sizes", p.FrameSizes); err != nil {
+		return err
 	}
 	seenF := map[int]bool{}
 	proto := framing.IPv4UDP

@@ -94,7 +94,8 @@ func ParsePlan(name string, b []byte, base Plan) (p Plan, given map[string]bool,
 	}
 	given = map[string]bool{}
 	givenFields(doc.Content[0], "", given)
-	return p, given, nil
+	// Mixes written in place among the sizes join the plan's mixes.
+	return p.defineMixes(), given, nil
 }
 
 // planRateFields are the plan's bit-rate fields: they read the rate

@@ -40,7 +40,7 @@ func AddPlanFlags(fs *flag.FlagSet, withTests bool) *PlanFlags {
 	if withTests {
 		fs.StringVar(&f.tests, "tests", "all", "`list` of tests to run, comma-separated: throughput, latency, loss, b2b, recovery or all")
 	}
-	fs.StringVar(&f.sizes, "sizes", "", "frame `sizes` in bytes with FCS, comma-separated (default 64,128,256,512,1024,1280,1518)")
+	fs.StringVar(&f.sizes, "sizes", "", "frame `sizes` in bytes with FCS, comma-separated (default 64,128,256,512,1024,1280,1518); mixes: imix, imix-csit, a plan's mixes by name, or mix:64x7,570x4,1518x1 (SIZExWEIGHT)")
 	fs.BoolVar(&f.jumbo, "jumbo", false, "add the jumbo sizes 2048,4096,8192,9018 (sizes the path cannot carry report zero throughput)")
 	fs.TextVar(&f.duration, "duration", Duration(0), "trial `duration` of throughput and frame loss trials, e.g. 60s")
 	fs.StringVar(&f.search, "search", "", "throughput search `mode`: mlr (RFC 9971: NDR and PDR in one search, the default), binary, step or combo")
@@ -97,9 +97,10 @@ func (f *PlanFlags) Apply(p *Plan, fixed []Test) error {
 		p.IPv6 = f.ipv6
 	}
 	if set["sizes"] {
-		if p.FrameSizes, err = ParseFrameSizes(f.sizes); err != nil {
+		if p.FrameSizes, err = p.parseSizes(f.sizes); err != nil {
 			return fmt.Errorf("--sizes %s: %w", quote(f.sizes), err)
 		}
+		*p = p.defineMixes()
 	}
 	if f.jumbo {
 		for _, j := range JumboSizes {

@@ -262,6 +262,10 @@ type FrameLossPoint struct {
 	Sent            uint64  `json:"sent"`
 	Received        uint64  `json:"received"`
 	TesterLimited   bool    `json:"tester_limited,omitempty"`
+	// Sizes are, for a frame-size mix, each of its sizes' frames sent,
+	// received and lost (all streams), so loss is attributed to a size;
+	// nil for one frame size.
+	Sizes []SizeLoss `json:"sizes,omitempty"`
 }
 
 // FrameLossResult is RFC 2544 §26.3 at one frame size.
