@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/internal/pending"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/rfc2544"
@@ -123,6 +124,7 @@ func fwSearch(t *testing.T, ctx context.Context, e rfc2544.Tester, size int, lo,
 // 60 % (CI and quiet runs, 2026-12-01): paced loads of 0.83–0.89× that rate
 // grew its queue by 6–31 ms in 2 s, and lost frames over 5 s.
 func TestFirewallThroughputIsTheDUTs(t *testing.T) {
+	pending.Skip(t, 19, "the lab firewall's forwarding rate moves by more than the bracket between two trials: CI on 2026-12-01 (295b1b8, 4451 rules, 64 B) passed 17,718 fps for 2 s without loss, and 8 s later the DUT dropped 7 % of 16,832 fps (0.95×) over 5 s, its CPU 14 % idle; the bracket held in 3 of 4 runs (two by hand, two in CI)")
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 0))
 	// One rule base per run, stateful or not drawn too (CI's time: each
