@@ -168,6 +168,9 @@ func (f *flowCheck) add(port int, r StreamResult, transient bool, reasons []stri
 	f.txs[port] = max(f.txs[port], r.TxSeconds)
 	if transient && p != nil && r.MaxLagNs <= p.RingFullMaxNs+int64(maxLag) {
 		if r.OfferedFPS < r.IntendedFPS && stallShortfall(r) {
+			if p.RingFullNs == 0 {
+				return true // a stall of the host, not the path's
+			}
 			// Short of the rate because the kernel held its ring
 			// slots: the path may have held it back (apply decides).
 			f.short[port] = append(f.short[port], reasons...)
