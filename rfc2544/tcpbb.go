@@ -21,7 +21,8 @@ type TCPBottleneckConfig struct {
 }
 
 // BottleneckByThroughput finds the path's bottleneck bandwidth with the RFC
-// 2544 throughput search (quick profile) at one frame size through tester,
+// 2544 throughput search (quick profile, binary, to 0.25 % of the rate
+// found) at one frame size through tester,
 // and returns it as TCPPlan counts it: the throughput's L1 bits/s, which
 // are the frames' IP packets plus EthernetOverhead (TCPPlan's default
 // overhead). A tester-limited search is an error: its rate is the tester's,
@@ -41,6 +42,9 @@ func BottleneckByThroughput(ctx context.Context, tester Tester, c TCPBottleneckC
 	r := &Runner{Tester: tester, Plan: Plan{
 		Profile: ProfileQuick, Tests: []Test{TestThroughput}, FrameSizes: []int{size}, LinkBps: c.LinkBps, NoProbe: true,
 		Trial: TrialConfig{Duration: Duration(d), Settle: Duration(200 * time.Millisecond)},
+		// A binary search whose resolution is relative to the rate found:
+		// the bottleneck may be a small share of the line.
+		Throughput: ThroughputConfig{Search: SearchBinary, ResolutionRelativePercent: 0.25},
 	}}
 	res, err := r.Throughput(ctx, size)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/netip"
 	"os"
@@ -47,9 +46,9 @@ type TCPSendConfig struct {
 	// Budget, when positive, is the most payload bytes written over all
 	// connections: writing stops when it is spent.
 	Budget uint64
-	// MaxPacingBps, when positive, caps the connections' summed sending
-	// rate in bits/s, split evenly (SO_MAX_PACING_RATE: the kernel paces
-	// each connection).
+	// MaxPacingBps, when positive, caps the connections' summed payload
+	// rate in bits/s: the writes are paced so that what was written by any
+	// time t is at most MaxPacingBps × t plus one write.
 	MaxPacingBps float64
 	// Drain bounds the wait, after the last write, for the receiver to
 	// read everything and close; zero means 30 s.
@@ -65,7 +64,9 @@ type TCPSendStats struct {
 	// receiver's close.
 	Run TCPRun
 	// Written is the payload written; Capped is set when Budget stopped
-	// the writing before Duration.
+	// the writing before Duration, or MaxPacingBps held it back (the
+	// writers waited for the pace more than 1 % of Duration): the rate is
+	// the cap's, not the path's.
 	Written uint64
 	Capped  bool
 }
@@ -93,19 +94,7 @@ func SendTCP(ctx context.Context, conns []*net.TCPConn, cfg TCPSendConfig) (TCPS
 	if drain <= 0 {
 		drain = 30 * time.Second
 	}
-	if cfg.MaxPacingBps > 0 {
-		per := cfg.MaxPacingBps / 8 / float64(len(conns))
-		rate := uint64(max(per, 1))
-		if per >= math.MaxUint32 {
-			rate = math.MaxUint32 - 1 // ~0 means no cap
-		}
-		for _, c := range conns {
-			if err := setPacing(c, rate); err != nil {
-				return st, fmt.Errorf("tcp send: SO_MAX_PACING_RATE %d B/s: %w", rate, err)
-			}
-		}
-	}
-	var written atomic.Uint64
+	var written, paced atomic.Uint64 // bytes; the writers' summed waits, ns
 	var capped atomic.Bool
 	start := time.Now()
 	end := start.Add(cfg.Duration)
@@ -128,6 +117,22 @@ func SendTCP(ctx context.Context, conns []*net.TCPConn, cfg TCPSendConfig) (TCPS
 						capped.Store(true)
 						if n == 0 {
 							return
+						}
+					}
+				}
+				if cfg.MaxPacingBps > 0 {
+					// Pace the bytes written so far, this write's
+					// included (reserved above, or counted below).
+					at := written.Load()
+					if cfg.Budget == 0 {
+						at += n
+					}
+					due := start.Add(time.Duration(float64(at) * 8 / cfg.MaxPacingBps * float64(time.Second)))
+					if d := time.Until(due); d > 0 {
+						paced.Add(uint64(d))
+						select {
+						case <-time.After(d):
+						case <-ctx.Done():
 						}
 					}
 				}
@@ -192,7 +197,8 @@ loop:
 		}
 	}
 	tick.Stop()
-	st.Written, st.Capped = written.Load(), capped.Load()
+	st.Written = written.Load()
+	st.Capped = capped.Load() || time.Duration(paced.Load()/uint64(len(conns))) > cfg.Duration/100
 	// The receiver closes each connection once it has read everything:
 	// wait for that (EOF), then read the totals.
 	var closed time.Time
@@ -240,26 +246,15 @@ loop:
 	return st, ctx.Err()
 }
 
-func setPacing(c *net.TCPConn, bytesPerSec uint64) error {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) {
-		serr = unix.SetsockoptUint64(int(fd), unix.SOL_SOCKET, unix.SO_MAX_PACING_RATE, bytesPerSec)
-	}); err != nil {
-		return err
-	}
-	return serr
-}
-
 // TCPRecvStats is what the receiver's half counted.
 type TCPRecvStats struct {
 	// Bytes is the payload read; First and Last when its first and last
 	// bytes were read.
 	Bytes       uint64
 	First, Last time.Time
+	// Capped is set when the reading pace (maxBps) held the reading back
+	// more than 1 % of the span: the rate is the cap's, not the path's.
+	Capped bool
 }
 
 // Span is the time from the first byte read to the last.
@@ -278,7 +273,7 @@ func (s TCPRecvStats) Span() time.Duration {
 func ReceiveTCP(ctx context.Context, conns []*net.TCPConn, deadline time.Time, maxBps float64) (TCPRecvStats, error) {
 	var st TCPRecvStats
 	var total atomic.Uint64
-	var first, last atomic.Int64
+	var first, last, paced atomic.Int64
 	start := time.Now()
 	stop := context.AfterFunc(ctx, func() {
 		for _, c := range conns {
@@ -305,6 +300,7 @@ func ReceiveTCP(ctx context.Context, conns []*net.TCPConn, deadline time.Time, m
 						// within it.
 						due := start.Add(time.Duration(float64(got) * 8 / maxBps * float64(time.Second)))
 						if d := time.Until(due); d > time.Millisecond {
+							paced.Add(int64(d))
 							select {
 							case <-time.After(d):
 							case <-ctx.Done():
@@ -326,6 +322,7 @@ func ReceiveTCP(ctx context.Context, conns []*net.TCPConn, deadline time.Time, m
 	if f := first.Load(); f > 0 {
 		st.First, st.Last = time.Unix(0, f), time.Unix(0, last.Load())
 	}
+	st.Capped = len(conns) > 0 && time.Duration(paced.Load()/int64(len(conns))) > st.Span()/100
 	if err := errors.Join(errs...); err != nil {
 		if ctx.Err() != nil {
 			return st, ctx.Err()

@@ -46,6 +46,7 @@ func SendTCP(_ context.Context, conns []*net.TCPConn, _ TCPSendConfig) (TCPSendS
 type TCPRecvStats struct {
 	Bytes       uint64
 	First, Last time.Time
+	Capped      bool
 }
 
 // Span is the time from the first byte read to the last.
@@ -63,4 +64,6 @@ func ReceiveTCP(_ context.Context, conns []*net.TCPConn, _ time.Time, _ float64)
 func EchoTCP(c *net.TCPConn, _ int) (uint64, error) { c.Close(); return 0, errTCPNotSupported }
 
 // ProbeRTT returns an error: the TCP test is Linux-only.
-func ProbeRTT(context.Context, *net.TCPConn, int) (RTTProbe, error) { return RTTProbe{}, errTCPNotSupported }
+func ProbeRTT(context.Context, *net.TCPConn, int) (RTTProbe, error) {
+	return RTTProbe{}, errTCPNotSupported
+}

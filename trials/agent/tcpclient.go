@@ -36,6 +36,11 @@ func (c *Client) StopTCP(ctx context.Context, id uint64) (wire.TCPResults, error
 	return *m.(*wire.TCPResults), nil
 }
 
+// ErrTCPCapped marks a transfer the agent's --max-rate held back: its
+// throughput is the agent's cap, not the path's (RunTCP returns the run
+// with it).
+var ErrTCPCapped = errors.New("tester-limited")
+
 // TCPTester runs the RFC 6349 test's steps against an agent
 // (rfc2544.TCPTester): the controller is one end of the TCP connections,
 // the agent the other, over the session's path.
@@ -195,15 +200,15 @@ func (t *TCPTester) RunTCP(ctx context.Context, windowBytes, streams int, d time
 	if !t.Reverse && local == nil && res.ReceivedBytes != written {
 		local = fmt.Errorf("the agent read %d bytes of the %d this host wrote", res.ReceivedBytes, written)
 	}
+	if res.Capped {
+		local = errors.Join(local, fmt.Errorf("%w: the agent's --max-rate %.6g Mbit/s (%.6g Mbit/s of TCP payload) held the transfer back: the throughput is the agent's cap, not the path's; restart the agent with a higher --max-rate",
+			ErrTCPCapped, t.Client.Info().MaxRateBps/1e6, t.Client.Info().MaxRateBps*wire.TCPPayloadShare/1e6))
+	}
 	if t.Reverse {
 		run = res.Send
 		run.Streams, run.WindowBytes = streams, windowBytes
 		run.Bytes = recv.Bytes
 		run.Seconds = recv.Span().Seconds()
-		if res.Capped {
-			local = errors.Join(local, fmt.Errorf("the agent's byte budget (its --max-rate %.4g bit/s × %v) ended its writing early: the throughput is the agent's cap, not the path's",
-				t.Client.Info().MaxRateBps, d))
-		}
 	} else {
 		run.Bytes = res.ReceivedBytes
 		run.Seconds = time.Duration(res.ReceiveSpanNs).Seconds()

@@ -19,10 +19,12 @@ import (
 // from the controller's address only (any other is closed unread and
 // counted), and echoes (RTT), reads (to the agent) or writes (from the
 // agent) on them. What it sends is bounded by its policy: the writer is
-// paced by the kernel at --max-rate's payload share and stops at its byte
-// budget (wire.TCPBudget); the reader reads no faster than that share, so
-// TCP's flow control holds the controller's sender and the agent's ACKs
-// stay proportionate; the RTT echo writes at most the setup's probes bytes.
+// paced at --max-rate's payload share (wire.TCPPayloadShare) and stops at
+// its byte budget (wire.TCPBudget); the reader reads no faster than that
+// share, so TCP's flow control holds the controller's sender and the
+// agent's ACKs stay proportionate; the RTT echo writes at most the setup's
+// probes bytes. When the pace held a transfer back, TCPResults says so
+// (Capped): the rate was the agent's cap, not the path's.
 
 // TCPNamespacer is implemented by a Traffic whose sockets live in a network
 // namespace: the agent opens its TCP trials' listeners there too. A Traffic
@@ -220,7 +222,7 @@ func (se *session) tcpStart() error {
 		case wire.TCPToAgent:
 			var r trials.TCPRecvStats
 			r, err = trials.ReceiveTCP(ctx, conns, time.Now().Add(length+cfg.StopGrace), share)
-			res.ReceivedBytes, res.ReceiveSpanNs = r.Bytes, int64(r.Span())
+			res.ReceivedBytes, res.ReceiveSpanNs, res.Capped = r.Bytes, int64(r.Span()), r.Capped
 		case wire.TCPFromAgent:
 			var s trials.TCPSendStats
 			s, err = trials.SendTCP(ctx, conns, trials.TCPSendConfig{Duration: length, SampleEvery: wire.TCPSampleEvery(t.setup),

@@ -100,10 +100,13 @@ type TCPResults struct {
 	ReceivedBytes uint64 `json:"received_bytes"`
 	ReceiveSpanNs int64  `json:"receive_span_ns"`
 	// WrittenBytes is the payload the agent wrote (TCPFromAgent), counted
-	// against its byte budget; Capped is set when the budget ended its
-	// writing before Duration.
+	// against its byte budget.
 	WrittenBytes uint64 `json:"written_bytes"`
-	Capped       bool   `json:"capped"`
+	// Capped is set when the agent's --max-rate held the transfer back:
+	// its writing or reading waited for the pace (more than 1 % of the
+	// time), or the budget ended its writing early. The rate measured is
+	// then the agent's cap, not the path's.
+	Capped bool `json:"capped"`
 	// EchoedBytes is what the agent echoed (TCPRTT).
 	EchoedBytes uint64 `json:"echoed_bytes"`
 	// Refused counts connections to the trial's port from any address but
