@@ -127,13 +127,22 @@ func SendTCP(ctx context.Context, conns []*net.TCPConn, cfg TCPSendConfig) (TCPS
 					if cfg.Budget == 0 {
 						at += n
 					}
-					due := start.Add(time.Duration(float64(at) * 8 / cfg.MaxPacingBps * float64(time.Second)))
+					due := end
+					if s := float64(at) * 8 / cfg.MaxPacingBps; s < cfg.Duration.Seconds() {
+						due = start.Add(time.Duration(s * float64(time.Second)))
+					}
 					if d := time.Until(due); d > 0 {
 						paced.Add(uint64(d))
 						select {
 						case <-time.After(d):
 						case <-ctx.Done():
 						}
+					}
+					if ctx.Err() != nil || !time.Now().Before(end) {
+						if cfg.Budget > 0 {
+							written.Add(-n)
+						}
+						return
 					}
 				}
 				k, err := c.Write(buf[:n])
@@ -298,7 +307,10 @@ func ReceiveTCP(ctx context.Context, conns []*net.TCPConn, deadline time.Time, m
 					if maxBps > 0 {
 						// Behind the pace: wait until the bytes read are
 						// within it.
-						due := start.Add(time.Duration(float64(got) * 8 / maxBps * float64(time.Second)))
+						due := deadline
+						if s := float64(got) * 8 / maxBps; s < time.Until(deadline).Seconds()+time.Since(start).Seconds() {
+							due = start.Add(time.Duration(s * float64(time.Second)))
+						}
 						if d := time.Until(due); d > time.Millisecond {
 							paced.Add(int64(d))
 							select {

@@ -226,7 +226,7 @@ func (se *session) tcpStart() error {
 		case wire.TCPFromAgent:
 			var s trials.TCPSendStats
 			s, err = trials.SendTCP(ctx, conns, trials.TCPSendConfig{Duration: length, SampleEvery: wire.TCPSampleEvery(t.setup),
-				Budget: wire.TCPBudget(cfg.Policy.MaxRateBps, length), MaxPacingBps: share, Drain: cfg.StopGrace})
+				Budget: max(wire.TCPBudget(cfg.Policy.MaxRateBps, length), 1), MaxPacingBps: share, Drain: cfg.StopGrace})
 			s.Run.WindowBytes = t.setup.WindowBytes
 			res.WrittenBytes, res.Capped, res.Send = s.Written, s.Capped, s.Run
 		}
