@@ -95,6 +95,9 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := plan.Validate(); plan.BottleneckBps != 0 && err != nil {
 			return usagef("%v", err)
 		}
+		if err := agent.CheckTCPPlan(plan.WindowBytes, plan.Streams); err != nil {
+			return usagef("%v", err)
+		}
 		res, err := agent.RunTCPTest(ctx, ag, plan, rfc2544.TCPBottleneckConfig{}, stderr)
 		if err != nil {
 			return fmt.Errorf("tcp: %w", err)

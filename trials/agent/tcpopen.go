@@ -10,6 +10,7 @@ import (
 	"github.com/rfc2544/rfc2544/internal/nsutil"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials"
+	"github.com/rfc2544/rfc2544/trials/agent/wire"
 )
 
 // TCPOpen is what OpenTCPTester needs: the agent's control address, the
@@ -103,4 +104,20 @@ func RunTCPTest(ctx context.Context, o TCPOpen, plan rfc2544.TCPPlan, bb rfc2544
 	fmt.Fprintf(logw, "tcp: %v <-> agent %v, bottleneck %.6g Mbit/s (%s), %v transfer\n", tt.Client.LocalAddr().Addr(), tt.Client.RemoteAddr().Addr(),
 		plan.BottleneckBps/1e6, plan.BottleneckSource, plan.Duration.D())
 	return rfc2544.RunTCPTest(ctx, tt, plan)
+}
+
+// CheckTCPPlan checks a given window and number of connections against
+// what an agent takes (wire.MaxTCPWindow, wire.MaxTCPStreams,
+// wire.MaxTCPWindowTotal), before any connection; zero is "from the BDP".
+// The error names the flag and the fix.
+func CheckTCPPlan(windowBytes, streams int) error {
+	switch {
+	case streams > wire.MaxTCPStreams:
+		return fmt.Errorf("tcp --streams %d: an agent takes at most %d connections per transfer", streams, wire.MaxTCPStreams)
+	case windowBytes > wire.MaxTCPWindow:
+		return fmt.Errorf("tcp --window %d bytes: an agent takes at most %d (16m) per connection; split the window over more --streams", windowBytes, wire.MaxTCPWindow)
+	case int64(windowBytes)*int64(max(streams, 1)) > wire.MaxTCPWindowTotal:
+		return fmt.Errorf("tcp --window %d × --streams %d: an agent takes at most %d bytes (64m) of window per transfer", windowBytes, max(streams, 1), wire.MaxTCPWindowTotal)
+	}
+	return nil
 }
