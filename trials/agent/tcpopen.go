@@ -49,7 +49,7 @@ func OpenTCPTester(ctx context.Context, o TCPOpen, logw io.Writer) (*TCPTester, 
 	if o.Reverse {
 		dir = "from the agent (--reverse)"
 	}
-	fmt.Fprintf(logw, "agent %s: %s, accepts tcp from %s only, max rate %.6g Mbit/s, max transfer %v; tcp %s\n",
+	fmt.Fprintf(logw, "agent %s (%q): accepts tcp from %s only, max rate %.6g Mbit/s, max transfer %v; tcp %s\n",
 		o.Addr, info.Software, info.PeerAddr, info.MaxRateBps/1e6, time.Duration(info.MaxDuration), dir)
 	return &TCPTester{Client: c, Namespace: o.Namespace, Reverse: o.Reverse}, nil
 }
