@@ -98,6 +98,13 @@ func SendTCP(ctx context.Context, conns []*net.TCPConn, cfg TCPSendConfig) (TCPS
 	var capped atomic.Bool
 	start := time.Now()
 	end := start.Add(cfg.Duration)
+	// ctx's end ends a write or read in progress too.
+	stop := context.AfterFunc(ctx, func() {
+		for _, c := range conns {
+			c.SetDeadline(time.Now())
+		}
+	})
+	defer stop()
 	var swg sync.WaitGroup
 	serrs := make([]error, len(conns))
 	for i, c := range conns {

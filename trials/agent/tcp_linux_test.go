@@ -304,3 +304,88 @@ func TestTCPStartDeadline(t *testing.T) {
 		t.Error("Start after the deadline accepted")
 	}
 }
+
+// TestTCPAgentKilledMidTransfer: the control connection drops while a
+// transfer runs (the agent's process died, as the controller sees it): the
+// controller's RunTCP returns at once with an error that is both
+// ErrAgentLost and ErrTrialInvalid, never a throughput, both ways.
+func TestTCPAgentKilledMidTransfer(t *testing.T) {
+	leakCheck(t)
+	a := startAgent(t, nil)
+	for _, reverse := range []bool{false, true} {
+		p := newProxy(t, a.addr)
+		c := dial(t, p.addr())
+		tt := &agent.TCPTester{Client: c, Reverse: reverse}
+		type ret struct {
+			run trials.TCPRun
+			err error
+			at  time.Time
+		}
+		done := make(chan ret, 1)
+		go func() {
+			run, err := tt.RunTCP(context.Background(), 0, 2, 30*time.Second)
+			done <- ret{run, err, time.Now()}
+		}()
+		time.Sleep(500 * time.Millisecond)
+		t0 := time.Now()
+		p.kill()
+		var r ret
+		select {
+		case r = <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("reverse %v: RunTCP still running 5 s after the agent was lost", reverse)
+		}
+		took := r.at.Sub(t0)
+		t.Logf("reverse %v: RunTCP returned %v after the agent was lost: %v", reverse, took, r.err)
+		if !errors.Is(r.err, agent.ErrAgentLost) || !errors.Is(r.err, agent.ErrTrialInvalid) {
+			t.Errorf("reverse %v: error %v, want ErrAgentLost and ErrTrialInvalid", reverse, r.err)
+		}
+		if took > time.Second {
+			t.Errorf("reverse %v: RunTCP returned %v after the agent was lost, want within 1 s", reverse, took)
+		}
+		a.waitLog(t, `why="session ended"`)
+	}
+}
+
+// TestTCPShutdownMidTransfer: the agent shutting down mid-transfer resets
+// the trial's connections at once and tells the controller why.
+func TestTCPShutdownMidTransfer(t *testing.T) {
+	leakCheck(t)
+	a := startAgent(t, nil)
+	c := dial(t, a.addr)
+	conns := runningTCP(t, c, 2, 30*time.Second)
+	t0 := time.Now()
+	if err := a.stop(); err != nil {
+		t.Fatal(err)
+	}
+	closedWithin(t, conns, t0, time.Second)
+	select {
+	case <-c.Done():
+	case <-time.After(3 * time.Second):
+		t.Fatal("the session did not end")
+	}
+	var re *agent.RemoteError
+	if !errors.As(c.Err(), &re) || re.Code != wire.CodeShutdown {
+		t.Errorf("session ended with %v, want the agent's shutdown Error", c.Err())
+	}
+}
+
+// TestTCPStopDeadline: a transfer whose controller never sends Stop is
+// closed by the agent at its stop grace after the transfer's end, with an
+// Error saying why.
+func TestTCPStopDeadline(t *testing.T) {
+	leakCheck(t)
+	a := startAgent(t, func(c *agent.Config) { c.StopGrace = 300 * time.Millisecond })
+	c := dial(t, a.addr)
+	t0 := time.Now()
+	runningTCP(t, c, 1, 200*time.Millisecond) // read, never closed, no Stop
+	a.waitLog(t, "no Stop from the controller by the tcp trial's deadline")
+	took := time.Since(t0)
+	t.Logf("the agent ended the trial %v after Start", took)
+	if took < 500*time.Millisecond || took > 1500*time.Millisecond {
+		t.Errorf("the agent ended the trial %v after Start, want the transfer (200 ms) and the stop grace (300 ms) later", took)
+	}
+	if _, err := c.StopTCP(context.Background(), 5); err == nil {
+		t.Error("Stop after the deadline answered with results")
+	}
+}
