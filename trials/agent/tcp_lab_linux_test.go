@@ -70,13 +70,20 @@ func TestAgentTCPRFC6349Lab(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		var peer int64
+		var peer, sum int64
 		for _, s := range run.Samples {
 			peer = max(peer, s.PeerWindowBytes)
+			sum += s.PeerWindowBytes
 		}
 		want := float64(peer) * 8 / rtt.Seconds()
 		t.Logf("%s: buffers for BDP/4 = %d B: advertised window %d B (BDP %.0f B): %.2f Mbit/s, window/RTT = %.2f Mbit/s (%.1f %%)",
 			name, int(res.BDPBytes/4), peer, res.BDPBytes, run.Bps/1e6, want/1e6, 100*run.Bps/want)
+		// Why a small window falls short, logged: the mean advertised
+		// window and the RTT during the run.
+		if n := int64(len(run.Samples)); n > 0 {
+			t.Logf("%s: mean advertised window %d B, mean RTT during the run %v: window/RTT %.2f Mbit/s", name, sum/n, time.Duration(run.MeanRTTNs),
+				float64(sum/n)*8/time.Duration(run.MeanRTTNs).Seconds()/1e6)
+		}
 		if peer <= 0 || float64(peer) >= res.BDPBytes {
 			t.Fatalf("%s: advertised window %d B: not below the BDP %.0f B; the test cannot check the window-bound throughput", name, peer, res.BDPBytes)
 		}
