@@ -23,7 +23,9 @@ import (
 // TestAgentTCPRFC6349Lab's), without --bb: the bottleneck comes from the
 // UDP throughput search through the agent at 1518 B, which must find R as
 // the plan counts it (L1 bits of frames whose IP packets plus 14 B the
-// shaper counts: R × 1538 / 1514), −3 % … +1 %; then the transfer reaches
+// shaper counts: R × 1538 / 1514), −3 % … +1.5 % (the lab's 1000-packet
+// tbf queue absorbs a load a little above R for a 1-s trial: measured
+// +0.4 … +1.15 % in four runs, see TCPBottleneckConfig); then the transfer reaches
 // 90…101 % of RFC 6349's maximum with a transfer time ratio of at most
 // 1.15, as TestTCPRFC6349Lab asks.
 func TestTCPAgentCLI(t *testing.T) {
@@ -60,8 +62,8 @@ func TestTCPAgentCLI(t *testing.T) {
 	t.Logf("baseline RTT %v, BDP %.0f B, window %d × %d; throughput %.2f Mbit/s = %.1f %% of %.2f Mbit/s (%s); TTR %.3f, efficiency %.2f %%, buffer delay %.1f %%",
 		time.Duration(res.BaselineRTTNs), res.BDPBytes, res.WindowBytes, res.Streams, res.ThroughputBps/1e6, res.PercentOfMax, res.MaxBps/1e6, res.MaxFormula,
 		res.TransferTimeRatio, res.EfficiencyPercent, res.BufferDelayPercent)
-	if !strings.Contains(res.Plan.BottleneckSource, "UDP throughput search") || res.Plan.BottleneckBps < 0.97*want || res.Plan.BottleneckBps > 1.01*want {
-		t.Errorf("bottleneck %.3f Mbit/s (%s), want the UDP search's %.3f Mbit/s −3 %% … +1 %%", res.Plan.BottleneckBps/1e6, res.Plan.BottleneckSource, want/1e6)
+	if !strings.Contains(res.Plan.BottleneckSource, "UDP throughput search") || res.Plan.BottleneckBps < 0.97*want || res.Plan.BottleneckBps > 1.015*want {
+		t.Errorf("bottleneck %.3f Mbit/s (%s), want the shaper's %.3f Mbit/s −3 %% … +1.5 %%", res.Plan.BottleneckBps/1e6, res.Plan.BottleneckSource, want/1e6)
 	}
 	if res.BaselineRTTNs <= 0 || res.PathMTU != 1500 {
 		t.Errorf("baseline RTT %v, path MTU %d: want an RTT and the lab's 1500", time.Duration(res.BaselineRTTNs), res.PathMTU)
