@@ -15,6 +15,7 @@ import (
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/rig"
 	"github.com/rfc2544/rfc2544/trials"
+	"github.com/rfc2544/rfc2544/trials/agent"
 )
 
 const tcpUsage = `Usage: rfc2544 tcp [flags]
@@ -28,6 +29,7 @@ MSS, TCP transfer time ratio, TCP efficiency and buffer delay.
   sudo rfc2544 tcp --lab --dut relay --rate 100mbit --delay 10ms
   sudo rfc2544 tcp --lab demo --window 64k --streams 2
   rfc2544 tcp --src 198.18.0.1 --dst 198.18.0.2 --bb 1G
+  rfc2544 tcp --agent 198.19.1.2 --token-file agent.token [--bb 1G] [--reverse]
 
 Flags:
 `
@@ -45,8 +47,12 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	window := fs.String("window", "", "TCP window per connection in `bytes`, e.g. 256k (default: from the BDP)")
 	streams := fs.Int("streams", 0, "number of TCP connections (default: from the BDP)")
 	dur := fs.Duration("duration", rfc2544.DefaultTCPDuration, "length of the transfer")
-	reverse := fs.Bool("reverse", false, "send from port B to port A (from --dst to --src)")
+	reverse := fs.Bool("reverse", false, "send from port B to port A (from --dst to --src; with --agent, from the agent)")
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
+	var ag agent.TCPOpen
+	fs.StringVar(&ag.Addr, "agent", "", "run against the remote agent ('rfc2544 agent') at `HOST[:PORT]`; without --bb the bottleneck is found by the UDP throughput search through it")
+	tokenFile := fs.String("token-file", "", "with --agent: the shared token `FILE` (mode 600, as the agent's)")
+	fs.StringVar(&ag.Namespace, "netns", "", "with --agent: this side's network `namespace`")
 	if err := fs.Parse(rig.FixLabArg(args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -73,6 +79,30 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return usagef("tcp --bb %q: %v", *bb, err)
 		}
 		plan.BottleneckBps, plan.BottleneckSource = v, "given (--bb)"
+	}
+	if ag.Addr != "" || *tokenFile != "" || ag.Namespace != "" {
+		switch {
+		case ag.Addr == "":
+			return usagef("tcp: --token-file, --netns: apply with --agent HOST[:PORT]")
+		case lf.IsSet() || *src != "" || *dst != "":
+			return usagef("tcp: --agent and --lab or --src/--dst: the agent is the far end; give one or the other")
+		}
+		a, _, err := rig.ParseAgent(rig.AgentInput{Addr: ag.Addr, TokenFile: *tokenFile, IPv6: agent.AddrIsIPv6(ag.Addr), Netns: ag.Namespace})
+		if err != nil {
+			return usagef("tcp: %v", err)
+		}
+		ag.Addr, ag.Token, ag.Reverse = a.Addr.String(), a.Token, *reverse
+		if err := plan.Validate(); plan.BottleneckBps != 0 && err != nil {
+			return usagef("%v", err)
+		}
+		if err := agent.CheckTCPPlan(plan.WindowBytes, plan.Streams); err != nil {
+			return usagef("%v", err)
+		}
+		res, err := agent.RunTCPTest(ctx, ag, plan, rfc2544.TCPBottleneckConfig{}, stderr)
+		if err != nil {
+			return fmt.Errorf("tcp: %w", err)
+		}
+		return writeTCP(stdout, res, *jsonOut)
 	}
 	pair := trials.TCPPair{}
 	switch {
@@ -150,7 +180,11 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("tcp: %w", err)
 	}
-	if *jsonOut {
+	return writeTCP(stdout, res, *jsonOut)
+}
+
+func writeTCP(stdout io.Writer, res rfc2544.TCPResult, jsonOut bool) error {
+	if jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)

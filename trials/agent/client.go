@@ -301,6 +301,8 @@ func trialOf(m wire.Message) uint64 {
 		return m.TrialID
 	case *wire.Results:
 		return m.TrialID
+	case *wire.TCPResults:
+		return m.TrialID
 	}
 	return 0
 }

@@ -499,6 +499,7 @@ type session struct {
 	start  time.Time
 	trials int
 	trial  *activeTrial
+	tcp    *tcpTrial // tcpserver.go
 }
 
 // activeTrial is the trial in progress.
@@ -528,6 +529,7 @@ func (se *session) run(ctx context.Context) string {
 	defer cancel()
 	defer se.c.nc.Close() // unblocks the reader
 	defer se.stopTrial("session ended")
+	defer se.stopTCP("session ended")
 	se.c.writeTimeout = cfg.PeerTimeout
 
 	in := make(chan inbound)
@@ -581,6 +583,8 @@ func (se *session) run(ctx context.Context) string {
 		var trialTimer <-chan time.Time
 		if se.trial != nil {
 			trialTimer = se.trial.timer.C
+		} else if se.tcp != nil {
+			trialTimer = se.tcp.timer.C
 		}
 		select {
 		case r := <-in:
@@ -595,6 +599,10 @@ func (se *session) run(ctx context.Context) string {
 				return reason
 			}
 		case <-trialTimer:
+			if se.tcp != nil {
+				se.tcpDeadline()
+				continue
+			}
 			t := se.trial
 			what := "Start"
 			if t.started {
@@ -649,7 +657,11 @@ func (se *session) handle(ctx context.Context, m wire.Message) (reason string) {
 				defer func() { recover() }()
 				se.stopTrial("internal error")
 			}()
-			se.trial = nil
+			func() {
+				defer func() { recover() }()
+				se.stopTCP("internal error")
+			}()
+			se.trial, se.tcp = nil, nil
 			se.c.write(&wire.Error{Code: wire.CodeProtocol, Fatal: true,
 				Message: fmt.Sprintf("agent internal error serving %s: the agent ended the session (its log has the details)", m.Type())})
 			reason = fmt.Sprintf("internal error serving %s: %v", m.Type(), p)
@@ -665,6 +677,9 @@ func (se *session) handle(ctx context.Context, m wire.Message) (reason string) {
 		msg := fmt.Sprintf(format, a...)
 		se.log.Warn("refused", "trial", id, "code", code, "reason", msg)
 		return reply(&wire.Error{Code: code, TrialID: id, Message: msg})
+	}
+	if r, ok := se.handleTCP(ctx, m, reply, deny); ok {
+		return r
 	}
 	t := se.trial
 	switch m := m.(type) {

@@ -88,13 +88,16 @@ const (
 	TypeResults
 	TypeKeepalive
 	TypeError
-	typeEnd // one past the last type
+	TypeTCPSetup   // tcp.go
+	TypeTCPResults // tcp.go
+	typeEnd        // one past the last type
 )
 
 var typeNames = [...]string{
 	TypeHello: "Hello", TypeChallenge: "Challenge", TypeAuth: "Auth", TypeAuthOK: "AuthOK",
 	TypeTrialSetup: "TrialSetup", TypeReady: "Ready", TypeStart: "Start", TypeStarted: "Started",
 	TypeStop: "Stop", TypeResults: "Results", TypeKeepalive: "Keepalive", TypeError: "Error",
+	TypeTCPSetup: "TCPSetup", TypeTCPResults: "TCPResults",
 }
 
 func (t Type) String() string {
@@ -349,6 +352,10 @@ func newMessage(t Type) Message {
 		return new(Keepalive)
 	case TypeError:
 		return new(Error)
+	case TypeTCPSetup:
+		return new(TCPSetup)
+	case TypeTCPResults:
+		return new(TCPResults)
 	}
 	return nil
 }

@@ -50,6 +50,7 @@ func sampleMessages() []Message {
 		}, Reflected: 200, Paths: trials.Paths{Transport: "udp", TX: "sendmmsg", RX: "recvmmsg", Timestamps: "kernel-sw"}},
 		&Keepalive{},
 		&Error{Code: CodePolicy, Message: "too fast", TrialID: 7},
+		sampleTCPSetup(), sampleTCPResults(), // tcp_test.go
 	}
 }
 
@@ -242,6 +243,8 @@ func corpusExtras() map[string][]byte {
 		"duplicate-field": frame(Version, TypeStart, `{"trial_id":1,"trial_id":2}`),
 		"trailing":        frame(Version, TypeStart, `{"trial_id":1} {}`),
 		"unknown-type":    frame(Version, 99, `{}`),
+		"tcp-streams":     frame(Version, TypeTCPSetup, `{"trial_id":1,"kind":"to-agent","streams":65,"window_bytes":0,"duration_ns":1000000000,"probes":0,"sample_every_ns":0,"agent_port":0}`),
+		"tcp-kind":        frame(Version, TypeTCPSetup, `{"trial_id":1,"kind":"both","streams":1,"window_bytes":0,"duration_ns":1000000000,"probes":0,"sample_every_ns":0,"agent_port":0}`),
 	}
 }
 

@@ -1,0 +1,94 @@
+//go:build linux
+
+package agent_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/lab/labtest"
+	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/trials/agent"
+	"github.com/rfc2544/rfc2544/trials/agent/agenttest"
+)
+
+// TestAgentTCPRFC6349Lab is TestTCPRFC6349Lab (package trials) through the
+// agent: the relay DUT shaped to R (drawn at test time, 20–100 Mbit/s)
+// with a one-way delay D (5–15 ms), the controller in namespace A and a
+// real agent in namespace B, the RFC 6349 steps over the session, to the
+// agent and from it (--reverse). The windows are the local test's: the
+// idle RTT is 2D (+2 ms at most), windows sized from the BDP reach
+// 90…101 % of RFC 6349's maximum for the MSS with a transfer time ratio of
+// at most 1.15, and a window below the BDP gives the window (as the
+// receiver advertised it) over the RTT within 10 %.
+func TestAgentTCPRFC6349Lab(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 6349))
+	rateBps := uint64(20e6+rng.Float64()*80e6) / 1000 * 1000
+	delay := time.Duration(5+rng.IntN(11)) * time.Millisecond
+	t.Logf("seed %d: relay shaped to %d bit/s with a %v delay each way", seed, rateBps, delay)
+	st := labtest.New(t, lab.Config{DUT: lab.DUTRelay, Delay: delay, AtoB: lab.Shaping{RateBps: rateBps}, BtoA: lab.Shaping{RateBps: rateBps}})
+	addr := agenttest.Serve(t, st.B.Namespace, st.B.IPv4.Addr(), token, agent.Policy{MaxRateBps: 1e9, MaxDuration: time.Minute})
+	c := labDial(t, st, addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, reverse := range []bool{false, true} {
+		name := map[bool]string{false: "to the agent", true: "from the agent"}[reverse]
+		tt := &agent.TCPTester{Client: c, Namespace: st.A.Namespace, Reverse: reverse}
+		plan := rfc2544.TCPPlan{BottleneckBps: float64(rateBps), OverheadBytes: rfc2544.LabShaperOverhead, Duration: rfc2544.Duration(8 * time.Second), RTTProbes: 20}
+		res, err := rfc2544.RunTCPTest(ctx, tt, plan)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		rtt := time.Duration(res.BaselineRTTNs)
+		t.Logf("%s: path MTU %d, MSS %d, baseline RTT %v (mean %v), BDP %.0f B, window %d × %d (%s)", name, res.PathMTU, res.MSSBytes, rtt,
+			time.Duration(res.BaselineMeanNs), res.BDPBytes, res.WindowBytes, res.Streams, res.WindowSource)
+		t.Logf("%s: throughput %.2f Mbit/s = %.1f %% of the maximum %.2f Mbit/s (%s); TTR %.3f, efficiency %.2f %%, buffer delay %.1f %%, %d bytes in %.2f s",
+			name, res.ThroughputBps/1e6, res.PercentOfMax, res.MaxBps/1e6, res.MaxFormula, res.TransferTimeRatio, res.EfficiencyPercent, res.BufferDelayPercent,
+			res.Run.Bytes, res.Run.Seconds)
+		for _, s := range res.Run.Samples {
+			t.Logf("  %.1f s: %.2f Mbit/s, rtt %v, cwnd %d B, peer window %d B, retrans %d B", s.AtS, s.Bps/1e6, time.Duration(s.RTTNs), s.CwndBytes, s.PeerWindowBytes, s.RetransBytes)
+		}
+		if rtt < 2*delay || rtt > 2*delay+2*time.Millisecond {
+			t.Errorf("%s: baseline RTT %v, want 2 × %v (+2 ms at most)", name, rtt, delay)
+		}
+		if res.PercentOfMax < 90 || res.PercentOfMax > 101 {
+			t.Errorf("%s: throughput %.1f %% of the RFC 6349 maximum, want 90…101 %%", name, res.PercentOfMax)
+		}
+		if res.TransferTimeRatio > 1.15 {
+			t.Errorf("%s: transfer time ratio %.3f, want at most 1.15", name, res.TransferTimeRatio)
+		}
+		if res.EfficiencyPercent < 0 || len(res.Run.Samples) < 7 {
+			t.Errorf("%s: efficiency %.2f %%, %d samples: want the sender's TCP_INFO (from the agent too)", name, res.EfficiencyPercent, len(res.Run.Samples))
+		}
+
+		// A window below the BDP: the window that ran over the RTT.
+		run, err := tt.RunTCP(ctx, int(res.BDPBytes/4), 1, 6*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var peer, sum int64
+		for _, s := range run.Samples {
+			peer = max(peer, s.PeerWindowBytes)
+			sum += s.PeerWindowBytes
+		}
+		want := float64(peer) * 8 / rtt.Seconds()
+		t.Logf("%s: buffers for BDP/4 = %d B: advertised window %d B (BDP %.0f B): %.2f Mbit/s, window/RTT = %.2f Mbit/s (%.1f %%)",
+			name, int(res.BDPBytes/4), peer, res.BDPBytes, run.Bps/1e6, want/1e6, 100*run.Bps/want)
+		// Why a small window falls short, logged: the mean advertised
+		// window and the RTT during the run.
+		if n := int64(len(run.Samples)); n > 0 {
+			t.Logf("%s: mean advertised window %d B, mean RTT during the run %v: window/RTT %.2f Mbit/s", name, sum/n, time.Duration(run.MeanRTTNs),
+				float64(sum/n)*8/time.Duration(run.MeanRTTNs).Seconds()/1e6)
+		}
+		if peer <= 0 || float64(peer) >= res.BDPBytes {
+			t.Fatalf("%s: advertised window %d B: not below the BDP %.0f B; the test cannot check the window-bound throughput", name, peer, res.BDPBytes)
+		}
+		if run.Bps < 0.9*want || run.Bps > 1.1*want {
+			t.Errorf("%s: window %d B: %.2f Mbit/s, want window/RTT = %.2f Mbit/s ±10 %%", name, peer, run.Bps/1e6, want/1e6)
+		}
+	}
+}
