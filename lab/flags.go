@@ -300,6 +300,9 @@ func (c Config) Summary() string {
 	if c.FWRules > 0 {
 		parts = append(parts, fmt.Sprintf("%d firewall rules", c.FWRules))
 	}
+	if c.Queues > 1 {
+		parts = append(parts, fmt.Sprintf("%d queues per veth", c.Queues))
+	}
 	sort.Strings(parts[1:])
 	return strings.Join(parts, ", ")
 }
