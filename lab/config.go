@@ -304,7 +304,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.Queues < 0 || c.Queues > maxQueues {
-		return fmt.Errorf("invalid queues %d: use 1-%d per veth (0: one), e.g. 2", c.Queues, maxQueues)
+		return fmt.Errorf("invalid veth-queues %d: use 1-%d queues per veth (0: one), e.g. 2", c.Queues, maxQueues)
 	}
 	if c.FWRules < 0 || c.FWRules > maxFWRules {
 		return fmt.Errorf("invalid fw-rules %d: use 0-%d, e.g. 1000", c.FWRules, maxFWRules)

@@ -98,7 +98,7 @@ func openXDPPort(name string, cfg PortConfig, c Config) (*xdpPort, error) {
 		n := max(c.Queues, 1)
 		if n > 1 {
 			if err := afxdp.CheckQueues(cfg.Interface, n); err != nil {
-				return fmt.Errorf("queues %d (--queues): %w", n, err)
+				return fmt.Errorf("queues %d (--queues): %w (a lab from 'rfc2544 lab up': --veth-queues %d)", n, err, n)
 			}
 		}
 		p.xsks, err = afxdp.OpenQueues(afxdp.Config{Interface: cfg.Interface, RX: true, TX: true, DstPort: framing.DefaultDstPort,

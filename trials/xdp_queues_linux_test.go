@@ -5,6 +5,7 @@ package trials
 import (
 	"context"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +149,61 @@ func TestXDPQueuesLoop(t *testing.T) {
 	}
 	if d := s.OfferedFPS/rate - 1; d < -0.01 || d > 0.01 {
 		t.Errorf("offered %.0f fps for %.0f asked (%+.2f %%), want within 1 %%", s.OfferedFPS, rate, 100*d)
+	}
+}
+
+// BenchmarkXDPQueues measures the xdp tester's full-speed ceilings with one
+// and with two queues per port on one loop lab whose veths have two
+// queues, in the same run (the order alternating between iterations):
+// CalibrateXDP's generator rate (what port A offered) and receiver rate
+// (what port B counted, with its drops) at 64 and 1518 B. It logs each
+// iteration and the medians with the ratio 2 queues / 1. On a 2-CPU box,
+// two queues is the most that can be measured, and each queue's sender
+// then shares a CPU with the receive loops.
+//
+//	flock /tmp/rfc2544-lab.lock go test -run '^$' -bench XDPQueues -benchtime 3x -v ./trials
+func BenchmarkXDPQueues(b *testing.B) {
+	st := labtest.New(b, lab.Config{Topology: lab.TopologyLoop, Queues: 2})
+	sizes := []int{64, 1518}
+	type fig struct{ gen, rcv []float64 }
+	figs := map[[2]int]*fig{}
+	for i := 0; i < b.N; i++ {
+		order := []int{1, 2}
+		if i%2 == 1 {
+			order = []int{2, 1}
+		}
+		for _, n := range order {
+			cfg := xdpPortsOf(st)
+			cfg.Queues = n
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			pts, err := CalibrateXDP(ctx, cfg, sizes, time.Second)
+			cancel()
+			if err != nil {
+				b.Fatalf("calibrate with %d queues: %v", n, err)
+			}
+			for _, p := range pts {
+				k := [2]int{n, p.FrameSize}
+				if figs[k] == nil {
+					figs[k] = &fig{}
+				}
+				figs[k].gen = append(figs[k].gen, p.OfferedFPS)
+				figs[k].rcv = append(figs[k].rcv, p.ReceivedFPS)
+				b.Logf("iteration %d, %d queue(s), %d B: generator %.0f fps, receiver %.0f fps (%d dropped), path %s",
+					i, n, p.FrameSize, p.OfferedFPS, p.ReceivedFPS, p.KernelDrops, p.Paths.XDP)
+			}
+		}
+	}
+	med := func(v []float64) float64 {
+		v = slices.Clone(v)
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	for _, s := range sizes {
+		one, two := figs[[2]int{1, s}], figs[[2]int{2, s}]
+		if one == nil || two == nil {
+			continue
+		}
+		b.Logf("%d B, medians of %d: generator 1 queue %.0f fps, 2 queues %.0f fps (×%.3f); receiver 1 queue %.0f, 2 queues %.0f fps (×%.3f)",
+			s, len(one.gen), med(one.gen), med(two.gen), med(two.gen)/med(one.gen), med(one.rcv), med(two.rcv), med(two.rcv)/med(one.rcv))
 	}
 }

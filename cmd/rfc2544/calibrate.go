@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"text/tabwriter"
 	"time"
@@ -25,9 +26,10 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		sizes   = fs.String("sizes", "64,128,256,512,1024,1280,1518", "frame sizes in bytes, comma-separated")
 		dur     = fs.Duration("duration", 2*time.Second, "full-speed send time per frame size")
 		asJSON  = fs.Bool("json", false, "print the calibration points as JSON")
+		queues  = fs.Int("queues", 1, "xdp: queues per port (`N`), one sending thread each; the lab's veths need N queues")
 		tport   = fs.String("transport", transportRaw, "the transport whose ceilings to measure: raw (AF_PACKET) or xdp (AF_XDP); a run uses ceilings of its own --transport")
 	)
-	helpOn(fs, stdout, `Usage: rfc2544 calibrate --lab NAME [--transport raw|xdp] [--sizes 64,512,1518] [--duration 2s] [--json]
+	helpOn(fs, stdout, `Usage: rfc2544 calibrate --lab NAME [--transport raw|xdp [--queues N]] [--sizes 64,512,1518] [--duration 2s] [--json]
 
 Sends at full speed from port A to port B of a loop lab (no DUT) and reports,
 per frame size, what the generator offered, what the receiver counted and the
@@ -64,6 +66,9 @@ Example:
 	default:
 		return usagef("calibrate --transport %s: want raw or xdp", quoteShort(*tport))
 	}
+	if err := rig.CheckQueues(*queues, *tport, runtime.NumCPU()); err != nil {
+		return usagef("calibrate %w", err)
+	}
 	fsizes, err := rfc2544.ParseFrameSizes(*sizes)
 	if err != nil {
 		return usagef("calibrate --sizes %s: %w", quoteShort(*sizes), err)
@@ -86,7 +91,7 @@ Example:
 		fmt.Fprintf(stderr, "rfc2544: warning: lab %q is a %v topology; a ceiling measured through a DUT includes the DUT\n", st.Name, st.Topology)
 	}
 	ports := rig.LabPorts(st)
-	pts, err := calibrate(ctx, trials.Config{A: ports[0].Engine(), B: ports[1].Engine(), TxCPU: st.TesterCPU()}, fsizes, *dur)
+	pts, err := calibrate(ctx, trials.Config{A: ports[0].Engine(), B: ports[1].Engine(), TxCPU: st.TesterCPU(), Queues: *queues}, fsizes, *dur)
 	if errors.Is(err, trials.ErrNotSupported) {
 		return fmt.Errorf("calibrate --transport %s on lab %s: %w", *tport, st.Name, err)
 	}
@@ -111,6 +116,12 @@ Example:
 		}
 		fmt.Fprintf(tw, "\npaths: transport %s, tx %s, qdisc bypass %v, rx %s, timestamps %s%s\t\t\t\t\t\t\n", pts[0].Paths.Transport, pts[0].Paths.TX,
 			pts[0].Paths.QdiscBypass, pts[0].Paths.RX, pts[0].Paths.Timestamps, xdp)
+	}
+	if *tport == transportXDP {
+		fmt.Fprintf(tw, "\nqueues a port needs at line rate (the ceiling ÷ %d queue(s) per queue, scaling assumed linear):\t\t\t\t\t\t\n", *queues)
+		for _, l := range trials.QueueArithmetic(pts, *queues, []float64{10e9, 25e9}) {
+			fmt.Fprintf(tw, "%s\t\t\t\t\t\t\n", l)
+		}
 	}
 	return tw.Flush()
 }
