@@ -10,6 +10,7 @@ import (
 	"net"
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +33,7 @@ type XDPEngine struct {
 	macs6 [2][6]byte
 	paths Paths
 	trial xdpTrial
+	procs func() // restores GOMAXPROCS (raiseProcs); nil if not raised
 }
 
 // xdpTrial is the xdp transport's per-trial state.
@@ -72,6 +74,7 @@ func OpenXDP(ctx context.Context, cfg Config) (*XDPEngine, error) {
 	e.paths = xdpPaths(e.ports[0].xsk.Features(), e.ports[1].xsk.Features())
 	if n := e.queues(); n > 1 {
 		e.paths.XDP += fmt.Sprintf(", %d queues", n)
+		e.procs = raiseProcs(n)
 	}
 	var err error
 	if e.macs, err = resolveBoth(e.neighbours(), cfg.ResolveTimeout, false, false); err != nil {
@@ -133,6 +136,9 @@ func (e *XDPEngine) Close() error {
 			if p != nil {
 				errs = append(errs, p.close())
 			}
+		}
+		if e.procs != nil {
+			e.procs()
 		}
 		return errs
 	})
@@ -336,6 +342,10 @@ type xdpTx struct {
 	q, n     uint64
 	streams  []*streamState
 	parents  []*streamState // with several queues, the streams whose share streams are
+	// ready and start, with several queues, line the queues' sending
+	// threads up: each says ready once set up, and all begin at start.
+	ready *sync.WaitGroup
+	start chan struct{}
 	runID    uint8
 	stop     *atomic.Bool
 	cpu      int
@@ -357,6 +367,12 @@ func (t *xdpTx) run() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer txThread(t.cpu)()
+	if t.ready != nil {
+		// Several queues: start every queue's clock together, once each
+		// sending thread is set up.
+		t.ready.Done()
+		<-t.start
+	}
 	t.press.begin()
 	defer t.press.end()
 	return paceLoop(t, t.streams, t.hardStop, t.tagAfter, t.stop)

@@ -165,7 +165,7 @@ func xdpQueueFrames(n int) int {
 }
 
 // startRx starts the trial's receive loops, one per queue, counting into
-// t; loop q runs on cpu + q (mod the CPUs) when cpu ≥ 0.
+// t, on cpu when it is ≥ 0 (queueCPU).
 func (p *xdpPort) startRx(t *rxTrial, cpu int) error {
 	p.stats0 = make([]afxdp.Stats, len(p.xsks))
 	for q, x := range p.xsks {
@@ -185,13 +185,13 @@ func (p *xdpPort) startRx(t *rxTrial, cpu int) error {
 }
 
 // queueCPU is the CPU of queue q's threads when queue 0's is cpu (−1: not
-// pinned): the next CPUs in turn.
-func queueCPU(cpu, q int) int {
-	if cpu < 0 || q == 0 {
-		return cpu
-	}
-	return (cpu + q) % runtime.NumCPU()
-}
+// pinned): the same. Config.TxCPU names the tester's CPU, and on a lab the
+// others are the DUT's (lab State.TesterCPU): a second queue's sender put
+// on the DUT's CPU of this 2-CPU lab fell 150–320 ms behind its schedule
+// while the DUT forwarded (TestXDPSearchAccuracyQueues, every trial of a
+// search tester-limited). Unpinned (no TxCPU, e.g. a loop lab) the kernel
+// spreads the queues' threads over the CPUs.
+func queueCPU(cpu, q int) int { return cpu }
 
 // rxLoop hands every frame socket x receives, with its kernel receive
 // time, to the shared receiver (rxTrial.frame), until rxStop; the loops of
