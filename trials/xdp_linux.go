@@ -337,15 +337,15 @@ func (e *XDPEngine) release() { e.trial.tx = [2][]*streamState{} }
 // it (xdpLanes): paceLoop over afxdp's SendStride on socket xsk, queue q of
 // n sending the sequence numbers q + k·n of each stream.
 type xdpTx struct {
-	p        *xdpPort
-	xsk      *afxdp.Socket
-	q, n     uint64
-	streams  []*streamState
-	parents  []*streamState // with several queues, the streams whose share streams are
+	p       *xdpPort
+	xsk     *afxdp.Socket
+	q, n    uint64
+	streams []*streamState
+	parents []*streamState // with several queues, the streams whose share streams are
 	// ready and start, with several queues, line the queues' sending
 	// threads up: each says ready once set up, and all begin at start.
-	ready *sync.WaitGroup
-	start chan struct{}
+	ready    *sync.WaitGroup
+	start    chan struct{}
 	runID    uint8
 	stop     *atomic.Bool
 	cpu      int

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -203,13 +202,6 @@ func (x *xdpLanes) run() error {
 	ready.Wait()
 	close(start)
 	wg.Wait()
-	if os.Getenv("RFC2544_QDEBUG") != "" {
-		for k, t := range x.lanes {
-			for _, ls := range t.streams {
-				fmt.Fprintf(os.Stderr, "lane %d: queued %d sent %d first %d last %d drain %d maxlag %v overspeed %.3f burst %d\n", k, ls.queued, ls.sent, ls.firstNs, ls.lastNs, ls.drainNs, ls.maxLag, ls.peakOverspeed, ls.burst)
-			}
-		}
-	}
 	for _, t := range x.lanes {
 		for k, ls := range t.streams {
 			s := t.parents[k]
