@@ -175,6 +175,10 @@ type Config struct {
 	// False (the default) gives the tester ports a queue (State.TesterQdisc)
 	// that ends such drops, so the DUT drops like an appliance.
 	DUTBackpressure bool `json:"dut_backpressure,omitempty"`
+	// Queues is the number of transmit and receive queues of every lab
+	// veth (tester ports and the DUT's); zero means the kernel's default,
+	// one. The xdp transport's --queues N needs N here.
+	Queues int `json:"queues,omitempty"`
 }
 
 // Limits of the lab's settings.
@@ -184,6 +188,7 @@ const (
 	DefaultMTU  = 1500
 	maxNameLen  = 24
 	maxFWRules  = 100000
+	maxQueues   = 64
 	maxFWSet    = 1 << 20
 	defaultQLen = 1000
 )
@@ -297,6 +302,9 @@ func (c Config) Validate() error {
 		if s.s.BurstBytes != 0 && s.s.RateBps == 0 {
 			return fmt.Errorf("invalid burst-%s %d: a burst needs a rate, e.g. --rate 50mbit --burst 64kb", s.dir, s.s.BurstBytes)
 		}
+	}
+	if c.Queues < 0 || c.Queues > maxQueues {
+		return fmt.Errorf("invalid veth-queues %d: use 1-%d queues per veth (0: one), e.g. 2", c.Queues, maxQueues)
 	}
 	if c.FWRules < 0 || c.FWRules > maxFWRules {
 		return fmt.Errorf("invalid fw-rules %d: use 0-%d, e.g. 1000", c.FWRules, maxFWRules)

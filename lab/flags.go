@@ -29,13 +29,14 @@ type Flags struct {
 	seed                           uint64
 	noRPS                          bool
 	backpressure                   bool
+	vethQueues                     int
 }
 
 // AddFlags registers the lab settings on fs: --topology, --dut, --rate,
 // --rate-ab, --rate-ba, --burst[-ab|-ba], --limit[-ab|-ba], --loss[-ab|-ba],
 // --delay, --jitter, --reorder, --reorder-gap, --duplicate, --seed,
-// --fw-rules, --fw-set, --fw-stateful, --mtu, --mtu-a, --mtu-b, --no-rps
-// and --dut-backpressure. The name is not among
+// --fw-rules, --fw-set, --fw-stateful, --mtu, --mtu-a, --mtu-b, --no-rps,
+// --dut-backpressure and --veth-queues. The name is not among
 // them: each verb names its lab its own way.
 func AddFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{}
@@ -68,6 +69,7 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	fs.IntVar(&f.mtuB, "mtu-b", 0, "IP MTU of the B-side link in `bytes` (overrides --mtu)")
 	fs.BoolVar(&f.noRPS, "no-rps", false, "do not steer the DUT's receive processing to its own CPU")
 	fs.BoolVar(&f.backpressure, "dut-backpressure", false, "an overrun kernel DUT holds the sender back (as Ethernet flow control) instead of dropping like an appliance")
+	fs.IntVar(&f.vethQueues, "veth-queues", 0, "transmit and receive queues of each veth (`N`, default 1), for the xdp transport's --queues N")
 	return f
 }
 
@@ -151,6 +153,7 @@ func (f *Flags) Config(name string) (Config, error) {
 	}
 	c.NoRPS = f.noRPS
 	c.DUTBackpressure = f.backpressure
+	c.Queues = f.vethQueues
 	if err := c.Validate(); err != nil {
 		return Config{}, err
 	}
@@ -299,6 +302,9 @@ func (c Config) Summary() string {
 	}
 	if c.FWRules > 0 {
 		parts = append(parts, fmt.Sprintf("%d firewall rules", c.FWRules))
+	}
+	if c.Queues > 1 {
+		parts = append(parts, fmt.Sprintf("%d queues per veth", c.Queues))
 	}
 	sort.Strings(parts[1:])
 	return strings.Join(parts, ", ")

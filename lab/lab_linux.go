@@ -175,7 +175,7 @@ func buildRouter(ctx context.Context, st *State) error {
 		mtu        int
 	}{{ifDutA, ifA, ns.a, cfg.MTUA}, {ifDutB, ifB, ns.b, cfg.MTUB}} {
 		veth := &netlink.Veth{
-			LinkAttrs:     netlink.LinkAttrs{Name: v.name, MTU: v.mtu, TxQLen: -1},
+			LinkAttrs:     netlink.LinkAttrs{Name: v.name, MTU: v.mtu, TxQLen: -1, NumTxQueues: cfg.Queues, NumRxQueues: cfg.Queues},
 			PeerName:      v.peer,
 			PeerNamespace: netlink.NsFd(int(v.peerNS)),
 			PeerMTU:       uint32(v.mtu),
@@ -268,7 +268,7 @@ func buildLoop(st *State) error {
 	}
 	defer ha.Close()
 	veth := &netlink.Veth{
-		LinkAttrs:     netlink.LinkAttrs{Name: ifA, MTU: cfg.MTUA, TxQLen: -1},
+		LinkAttrs:     netlink.LinkAttrs{Name: ifA, MTU: cfg.MTUA, TxQLen: -1, NumTxQueues: cfg.Queues, NumRxQueues: cfg.Queues},
 		PeerName:      ifB,
 		PeerNamespace: netlink.NsFd(int(ns.b)),
 		PeerMTU:       uint32(cfg.MTUA),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"text/tabwriter"
 	"time"
@@ -23,6 +24,7 @@ type CalibrateInput struct {
 	Transport string        // --transport: Raw or XDP
 	Sizes     string        // --sizes: frame sizes, comma-separated
 	Duration  time.Duration // --duration: full-speed send time per size
+	Queues    int           // --queues: xdp queues per port (0 or 1: one)
 }
 
 // sizes checks in and returns its frame sizes: every error is an
@@ -36,6 +38,9 @@ func (in CalibrateInput) sizes() ([]int, error) {
 	}
 	if in.Transport != Raw && in.Transport != XDP {
 		return nil, inputf("calibrate --transport %s: want raw or xdp", quote(in.Transport))
+	}
+	if err := CheckQueues(max(in.Queues, 1), in.Transport, runtime.NumCPU()); err != nil {
+		return nil, inputf("calibrate %w", err)
 	}
 	sizes, err := rfc2544.ParseFrameSizes(in.Sizes)
 	if err != nil {
@@ -75,7 +80,7 @@ func Calibrate(ctx context.Context, in CalibrateInput, log io.Writer) ([]trials.
 		fmt.Fprintf(log, "rfc2544: warning: lab %q is a %v topology; a ceiling measured through a DUT includes the DUT\n", st.Name, st.Topology)
 	}
 	ports := LabPorts(st)
-	pts, err := calibrate(ctx, trials.Config{A: ports[0].Engine(), B: ports[1].Engine(), TxCPU: st.TesterCPU()}, sizes, in.Duration)
+	pts, err := calibrate(ctx, trials.Config{A: ports[0].Engine(), B: ports[1].Engine(), TxCPU: st.TesterCPU(), Queues: max(in.Queues, 1)}, sizes, in.Duration)
 	if errors.Is(err, trials.ErrNotSupported) {
 		return nil, fmt.Errorf("calibrate --transport %s on lab %s: %w", in.Transport, st.Name, err)
 	}
@@ -96,7 +101,7 @@ func WriteCalibration(w io.Writer, pts []trials.CalibrationPoint) error {
 // WriteCalibrationTable writes the points as a table: per frame size what
 // the generator offered, what the receiver counted and the ceiling, then
 // the kernel paths measured.
-func WriteCalibrationTable(w io.Writer, pts []trials.CalibrationPoint) error {
+func WriteCalibrationTable(w io.Writer, pts []trials.CalibrationPoint, queues int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "frame_bytes\toffered_fps\treceived_fps\tkernel_drops\tceiling_fps\tceiling_Mbit/s_L2\t")
 	for _, p := range pts {
@@ -110,6 +115,13 @@ func WriteCalibrationTable(w io.Writer, pts []trials.CalibrationPoint) error {
 		}
 		fmt.Fprintf(tw, "\npaths: transport %s, tx %s, qdisc bypass %v, rx %s, timestamps %s%s\t\t\t\t\t\t\n", pts[0].Paths.Transport, pts[0].Paths.TX,
 			pts[0].Paths.QdiscBypass, pts[0].Paths.RX, pts[0].Paths.Timestamps, xdp)
+		if pts[0].Paths.Transport == XDP {
+			queues = max(queues, 1)
+			fmt.Fprintf(tw, "\nqueues a port needs at line rate (the ceiling ÷ %d queue(s) per queue, scaling assumed linear):\t\t\t\t\t\t\n", queues)
+			for _, l := range trials.QueueArithmetic(pts, queues, []float64{10e9, 25e9}) {
+				fmt.Fprintf(tw, "%s\t\t\t\t\t\t\n", l)
+			}
+		}
 	}
 	return tw.Flush()
 }

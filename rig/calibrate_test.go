@@ -66,7 +66,7 @@ func TestWriteCalibration(t *testing.T) {
 		t.Fatalf("ReadCalibration = %+v, %v; want %+v", got, err, pts)
 	}
 	var b strings.Builder
-	if err := WriteCalibrationTable(&b, pts); err != nil {
+	if err := WriteCalibrationTable(&b, pts, 1); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"ceiling_Mbit/s_L2", "460.8", "971.5", "paths: transport xdp, tx xdp", ", xdp native, copy"} {

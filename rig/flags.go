@@ -3,6 +3,7 @@ package rig
 import (
 	"flag"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/rfc2544/rfc2544/internal/rate"
@@ -24,12 +25,14 @@ type Flags struct {
 	allowAny     bool
 	force        bool
 	maxRate      string
+	queues       int
 }
 
 // AddFlags registers the rig's flags on fs.
 func AddFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{fs: fs}
 	fs.StringVar(&f.transport, "transport", "", "how traffic is made (`name`): raw (AF_PACKET, default), udp (kernel UDP sockets: any routed path, no root without namespaces; --addr-a/--addr-b alone), xdp (AF_XDP on two ports: root, Linux with XDP) or sim (simulated DUT, no root)")
+	fs.IntVar(&f.queues, "queues", 1, "xdp: queues per port (`N`): one AF_XDP socket and one sending thread each, the rate split between them; at most the CPUs and the ports' queues (a temporary lab's veths get N)")
 	fs.StringVar(&f.maxRate, "max-rate", "", "`rate` cap per port, always in force, e.g. 1G (default: the line rate)")
 	fs.Var(&f.lab, "lab", "run on the lab `NAME` (from 'rfc2544 lab up'); with no name, create a temporary lab and remove it afterwards")
 	fs.StringVar(&f.portA.Interface, "port-a", "", "tester `interface` of port A (DUT input side)")
@@ -70,6 +73,23 @@ func (f *Flags) set() map[string]bool {
 	return m
 }
 
+// Queues reports --queues.
+func (f *Flags) Queues() int { return f.queues }
+
+// CheckQueues checks --queues n for the transport on a host with cpus CPUs:
+// 1 anywhere, more only on xdp and at most one per CPU.
+func CheckQueues(n int, transport string, cpus int) error {
+	switch {
+	case n < 1:
+		return inputf("--queues %d: want 1 or more queues per port", n)
+	case n > 1 && transport != XDP:
+		return inputf("--queues %d: only the xdp transport sends on several queues; add --transport xdp, or drop --queues", n)
+	case n > cpus:
+		return inputf("--queues %d: this host has %d CPUs, and each queue's sending thread needs its own; use at most --queues %d", n, cpus, cpus)
+	}
+	return nil
+}
+
 // AllowAny reports --allow-any-destination; Force --force.
 func (f *Flags) AllowAny() bool { return f.allowAny }
 func (f *Flags) Force() bool    { return f.force }
@@ -96,6 +116,12 @@ func (f *Flags) Place(ipv6 bool, labSettings []string, tempLab func() (lab.Confi
 		return Placement{}, err
 	}
 	pl, err := Place(w)
+	if err == nil {
+		err = CheckQueues(f.queues, pl.Transport, runtime.NumCPU())
+	}
+	if err == nil && pl.TempLab != nil && f.queues > 1 {
+		pl.TempLab.Queues = max(pl.TempLab.Queues, f.queues)
+	}
 	if err == nil && set["sim-mtu"] && (f.simMTU < 68 || f.simMTU > 65535) {
 		err = inputf("--sim-mtu %d: the simulated path's IP MTU is 68 to 65535 bytes; leave it out for 1500", f.simMTU)
 	}

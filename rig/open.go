@@ -52,6 +52,9 @@ type Config struct {
 	// loses frames is tester-limited.
 	Ceilings      []trials.CalibrationPoint
 	Bidirectional bool // for the agent's description of the traffic
+	// Queues is the xdp transport's queues per port (trials.Config.Queues;
+	// 0: one). A TempLab gets veths with at least as many queues.
+	Queues int
 
 	// The simulator (Sim): LinkBps its line rate, SimCapacityBps its
 	// forwarding rate (0: 80 % of LinkBps), SimMTU its path MTU (0: 1500).
@@ -149,6 +152,11 @@ func openEngine(ctx context.Context, cfg Config, logw io.Writer) (*Tester, error
 		qdiscPath = st.TesterQdisc
 	}
 	if lc := cfg.TempLab; lc != nil {
+		if cfg.Queues > lc.Queues {
+			c := *lc
+			c.Queues = cfg.Queues // veths with a queue for each of the xdp transport's
+			lc = &c
+		}
 		name := lc.Name
 		fmt.Fprintf(logw, "creating temporary lab %s (%s)\n", name, lc.Summary())
 		remove := func() {
@@ -208,6 +216,7 @@ func openEngine(ctx context.Context, cfg Config, logw io.Writer) (*Tester, error
 			AllowAnyDestination: cfg.AllowAnyDestination,
 			TxCPU:               txCPU,
 			QdiscPath:           qdiscPath, // a lab's tester queue (lab.State.TesterQdisc)
+			Queues:              cfg.Queues,
 		}
 		if len(cfg.Ceilings) > 0 {
 			tc.CeilingFPS = trials.CeilingMap(cfg.Ceilings)

@@ -102,6 +102,10 @@ type Config struct {
 	// full speed (unpaced bursts, calibration); paced streams use at most
 	// 32. Zero means 256.
 	Batch int `json:"batch,omitempty"`
+	// Queues is the number of queues per port the xdp transport uses (one
+	// AF_XDP socket and one sending thread per queue, XDPEngine); 0 means
+	// 1. The raw transport uses one.
+	Queues int `json:"queues,omitempty"`
 }
 
 // Defaults.
@@ -146,6 +150,9 @@ func (c Config) Validate() error {
 		if size <= 0 || fps <= 0 {
 			return fmt.Errorf("ceiling_fps[%d] = %g: want positive frame sizes and rates (run 'rfc2544 calibrate')", size, fps)
 		}
+	}
+	if c.Queues < 0 {
+		return fmt.Errorf("queues %d (--queues): want 1 or more (0: one queue)", c.Queues)
 	}
 	if c.Batch < 0 || c.Batch > 4096 {
 		return fmt.Errorf("batch %d: want 0 (default %d) to 4096", c.Batch, DefaultBatch)

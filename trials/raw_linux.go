@@ -37,6 +37,9 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("engine config: %w", err)
 	}
+	if cfg.Queues > 1 {
+		return nil, fmt.Errorf("queues %d (--queues): the raw transport sends on one queue per port; use --transport xdp for several, or --queues 1", cfg.Queues)
+	}
 	cfg = cfg.withDefaults()
 	e := &Engine{cfg: cfg, engineState: engineState{name: "engine"}}
 	for i, pc := range []PortConfig{cfg.A, cfg.B} {

@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +33,7 @@ type XDPEngine struct {
 	macs6 [2][6]byte
 	paths Paths
 	trial xdpTrial
+	procs func() // restores GOMAXPROCS (raiseProcs); nil if not raised
 }
 
 // xdpTrial is the xdp transport's per-trial state.
@@ -39,6 +42,9 @@ type xdpTrial struct {
 	drops [2]uint64
 	press [2]*TxPressure // each sending port's back-pressure measurements
 	fc    flowCheck
+	// lanes is, with several queues, each port's streams per queue
+	// (xdp_queues_linux.go).
+	lanes [2][][]laneStream
 }
 
 // OpenXDP opens both ports (AF_XDP socket and control socket), and resolves
@@ -50,6 +56,9 @@ func OpenXDP(ctx context.Context, cfg Config) (*XDPEngine, error) {
 		return nil, fmt.Errorf("engine config: %w", err)
 	}
 	cfg = cfg.withDefaults()
+	if err := checkQueueCPUs(cfg.Queues, runtime.NumCPU()); err != nil {
+		return nil, err
+	}
 	e := &XDPEngine{cfg: cfg, engineState: engineState{name: "xdp engine"}}
 	for i, pc := range []PortConfig{cfg.A, cfg.B} {
 		p, err := openXDPPort([]string{"A", "B"}[i], pc, cfg)
@@ -63,6 +72,10 @@ func OpenXDP(ctx context.Context, cfg Config) (*XDPEngine, error) {
 		e.ports[i] = p
 	}
 	e.paths = xdpPaths(e.ports[0].xsk.Features(), e.ports[1].xsk.Features())
+	if n := e.queues(); n > 1 {
+		e.paths.XDP += fmt.Sprintf(", %d queues", n)
+		e.procs = raiseProcs(n)
+	}
 	var err error
 	if e.macs, err = resolveBoth(e.neighbours(), cfg.ResolveTimeout, false, false); err != nil {
 		e.Close()
@@ -124,6 +137,9 @@ func (e *XDPEngine) Close() error {
 				errs = append(errs, p.close())
 			}
 		}
+		if e.procs != nil {
+			e.procs()
+		}
 		return errs
 	})
 }
@@ -154,7 +170,7 @@ func (e *XDPEngine) prepare(spec Spec) error {
 		return fmt.Errorf("trial frame_size %d: the xdp transport carries frames up to %d bytes (no AF_XDP multi-buffer yet): use --transport raw for jumbo frames",
 			spec.FrameSize, m)
 	}
-	return nil
+	return checkQueueFlows(spec, e.queues())
 }
 
 // learn sends the learning frames and waits Spec.Learning (learnBoth).
@@ -169,7 +185,7 @@ func (e *XDPEngine) neighbours() [2]*neighbour {
 // stream builds st's templates, one per flow; ready writes them into the
 // sending port's UMEM.
 func (e *XDPEngine) stream(st *streamState, from, to int, spec Spec) error {
-	for f := 0; f < max(st.spec.Flows, 1); f++ {
+	for f := range queueFlows(st, e.queues()) {
 		dmac, src, dst := e.macs[from], e.ports[from].cfg.Addr.Addr(), e.ports[to].cfg.Addr.Addr()
 		if spec.IPv6 {
 			dmac, src, dst = e.macs6[from], e.ports[from].cfg.Addr6.Addr(), e.ports[to].cfg.Addr6.Addr()
@@ -197,6 +213,12 @@ func (e *XDPEngine) stream(st *streamState, from, to int, spec Spec) error {
 func (e *XDPEngine) ready(context.Context, Spec) error {
 	for i, sts := range e.trial.tx {
 		if len(sts) == 0 {
+			continue
+		}
+		if e.queues() > 1 {
+			if err := e.readyQueues(i, sts); err != nil {
+				return err
+			}
 			continue
 		}
 		txs := make([]afxdp.TxStream, len(sts))
@@ -228,7 +250,10 @@ func (e *XDPEngine) receive(runID uint8, spec Spec, rx [2]*rxTrial) error {
 }
 
 func (e *XDPEngine) sender(i int, streams []*streamState, runID uint8, spec Spec, stop *atomic.Bool) trialTx {
-	return &xdpTx{p: e.ports[i], streams: streams, runID: runID, stop: stop, cpu: e.cfg.TxCPU - 1,
+	if e.queues() > 1 {
+		return e.laneSender(i, streams, runID, spec, stop)
+	}
+	return &xdpTx{p: e.ports[i], xsk: e.ports[i].xsk, n: 1, streams: streams, runID: runID, stop: stop, cpu: e.cfg.TxCPU - 1,
 		hardStop: hardStop(spec), tagAfter: spec.TagAfter}
 }
 
@@ -253,12 +278,16 @@ func (e *XDPEngine) stopReceive(rxStreams [2][]*streamState) (drops [2]uint64, e
 func (e *XDPEngine) collect(res *Result, txs [2]trialTx) {
 	res.Paths = e.paths
 	for i, tx := range txs {
-		t, ok := tx.(*xdpTx)
-		if !ok || t == nil {
+		var p TxPressure
+		switch t := tx.(type) {
+		case *xdpTx:
+			p = t.press.p
+		case *xdpLanes:
+			p = t.pressure()
+		default:
 			continue
 		}
-		p := t.press.p
-		p.Port = t.p.name
+		p.Port = e.ports[i].name
 		res.TxPressure = append(res.TxPressure, p)
 		e.trial.press[i] = &res.TxPressure[len(res.TxPressure)-1]
 	}
@@ -304,10 +333,19 @@ func shortNearCeiling(f *flowCheck, c float64) bool {
 
 func (e *XDPEngine) release() { e.trial.tx = [2][]*streamState{} }
 
-// xdpTx is one port's transmitter of a trial: paceLoop over afxdp's Send.
+// xdpTx is one port's transmitter of a trial, or of one queue's share of
+// it (xdpLanes): paceLoop over afxdp's SendStride on socket xsk, queue q of
+// n sending the sequence numbers q + k·n of each stream.
 type xdpTx struct {
-	p        *xdpPort
-	streams  []*streamState
+	p       *xdpPort
+	xsk     *afxdp.Socket
+	q, n    uint64
+	streams []*streamState
+	parents []*streamState // with several queues, the streams whose share streams are
+	// ready and start, with several queues, line the queues' sending
+	// threads up: each says ready once set up, and all begin at start.
+	ready    *sync.WaitGroup
+	start    chan struct{}
 	runID    uint8
 	stop     *atomic.Bool
 	cpu      int
@@ -329,6 +367,12 @@ func (t *xdpTx) run() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer txThread(t.cpu)()
+	if t.ready != nil {
+		// Several queues: start every queue's clock together, once each
+		// sending thread is set up.
+		t.ready.Done()
+		<-t.start
+	}
 	t.press.begin()
 	defer t.press.end()
 	return paceLoop(t, t.streams, t.hardStop, t.tagAfter, t.stop)
@@ -341,10 +385,17 @@ func (t *xdpTx) run() error {
 func (t *xdpTx) queue(i int, s *streamState, n int, ns int64) (int64, error) {
 	done := 0
 	var busySince time.Time
+	if t.parents != nil {
+		// The latency tag (set by due on queue 0's share) is the stream's
+		// frame q + tag·n.
+		if v, p := s.tagSeq.Load(), t.parents[i]; v != math.MaxUint64 && p.tagSeq.Load() == math.MaxUint64 {
+			p.tagSeq.Store(t.q + v*t.n)
+		}
+	}
 	for done < n {
-		r0, _ := t.p.xsk.TxCounters()
-		k, err := t.p.xsk.Send(i, n-done, t.runID, s.queued, ns)
-		r1, _ := t.p.xsk.TxCounters()
+		r0, _ := t.xsk.TxCounters()
+		k, err := t.xsk.SendStride(i, n-done, t.runID, t.q+s.queued*t.n, t.n, ns)
+		r1, _ := t.xsk.TxCounters()
 		// A wake-up the kernel refused (the device's queue stopped): the
 		// path held frames back. A frame the device dropped (on a veth,
 		// the DUT's full ingress backlog) is not: the kernel consumed it
@@ -389,12 +440,12 @@ func (t *xdpTx) idle() {}
 // done with it, its queue included, which is the DUT's time, not the
 // tester's (the raw transport's flush stamps the same moment).
 func (t *xdpTx) flush() error {
-	taken, _ := t.p.xsk.Flush(xdpFlushTimeout) // what it leaves in flight is counted below
+	taken, _ := t.xsk.Flush(xdpFlushTimeout) // what it leaves in flight is counted below
 	end := time.Now().UnixNano()
 	if !taken.IsZero() {
 		end = taken.UnixNano()
 	}
-	left := uint64(t.p.xsk.InFlight())
+	left := uint64(t.xsk.InFlight())
 	for k := len(t.streams) - 1; k >= 0; k-- {
 		s := t.streams[k]
 		f := min(left, s.queued)

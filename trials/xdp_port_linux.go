@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,7 +42,8 @@ type xdpPort struct {
 	mac   [6]byte
 	hwMAC [6]byte
 	mtu   int
-	xsk   *afxdp.Socket
+	xsk   *afxdp.Socket   // queue 0's socket (xsks[0])
+	xsks  []*afxdp.Socket // one per queue (Config.Queues), sharing one XDP program
 	ctl   *afpacket.Socket
 
 	// neighbour answers ARP and ND on ctl and learns the DUT's MAC.
@@ -50,10 +52,13 @@ type xdpPort struct {
 	stop atomic.Bool
 	done chan struct{}
 
-	// The trial's receiver (rxLoop), between receive and stopReceive.
-	rxStop atomic.Bool
-	rxDone chan struct{}
-	stats0 afxdp.Stats
+	// The trial's receivers (rxLoop, one per queue), between receive and
+	// stopReceive; rxMu makes their counting into the one rxTrial take
+	// turns, a batch at a time.
+	rxStop  atomic.Bool
+	rxDones []chan struct{}
+	rxMu    sync.Mutex
+	stats0  []afxdp.Stats
 }
 
 func (p *xdpPort) where() string {
@@ -90,8 +95,17 @@ func openXDPPort(name string, cfg PortConfig, c Config) (*xdpPort, error) {
 		if p.ctl, err = afpacket.Open(cfg.Interface); err != nil {
 			return err
 		}
-		p.xsk, err = afxdp.Open(afxdp.Config{Interface: cfg.Interface, RX: true, TX: true, DstPort: framing.DefaultDstPort,
-			Frames: xdpFrames, RingSize: xdpRing})
+		n := max(c.Queues, 1)
+		if n > 1 {
+			if err := afxdp.CheckQueues(cfg.Interface, n); err != nil {
+				return fmt.Errorf("queues %d (--queues): %w (a lab from 'rfc2544 lab up': --veth-queues %d)", n, err, n)
+			}
+		}
+		p.xsks, err = afxdp.OpenQueues(afxdp.Config{Interface: cfg.Interface, RX: true, TX: true, DstPort: framing.DefaultDstPort,
+			Frames: xdpQueueFrames(n), RingSize: xdpRing}, n)
+		if err == nil {
+			p.xsk = p.xsks[0]
+		}
 		return err
 	})
 	if err == nil {
@@ -139,23 +153,51 @@ func (p *xdpPort) ctlLoop() {
 	}
 }
 
-// startRx starts the trial's receive loop counting into t.
-func (p *xdpPort) startRx(t *rxTrial, cpu int) error {
-	s, err := p.xsk.Stats()
-	if err != nil {
-		return fmt.Errorf("%s: %w", p.where(), err)
+// xdpQueueFrames is the UMEM chunks of each socket of a port with n
+// queues: xdpFrames halved per doubling of n (each queue carries 1/n of
+// the load), down to 4096, so a port's UMEM stays at most 64 MiB.
+func xdpQueueFrames(n int) int {
+	f := xdpFrames
+	for k := 1; k < n && f > 4096; k *= 2 {
+		f /= 2
 	}
-	p.stats0 = s
+	return f
+}
+
+// startRx starts the trial's receive loops, one per queue, counting into
+// t, on cpu when it is ≥ 0 (queueCPU).
+func (p *xdpPort) startRx(t *rxTrial, cpu int) error {
+	p.stats0 = make([]afxdp.Stats, len(p.xsks))
+	for q, x := range p.xsks {
+		s, err := x.Stats()
+		if err != nil {
+			return fmt.Errorf("%s queue %d: %w", p.where(), q, err)
+		}
+		p.stats0[q] = s
+	}
 	p.rxStop.Store(false)
-	p.rxDone = make(chan struct{})
-	go p.rxLoop(t, cpu)
+	p.rxDones = make([]chan struct{}, len(p.xsks))
+	for q, x := range p.xsks {
+		p.rxDones[q] = make(chan struct{})
+		go p.rxLoop(x, p.rxDones[q], t, queueCPU(cpu, q))
+	}
 	return nil
 }
 
-// rxLoop hands every frame the socket receives, with its kernel receive
-// time, to the shared receiver (rxTrial.frame), until rxStop.
-func (p *xdpPort) rxLoop(t *rxTrial, cpu int) {
-	defer close(p.rxDone)
+// queueCPU is the CPU of queue q's threads when queue 0's is cpu (−1: not
+// pinned): the same. Config.TxCPU names the tester's CPU, and on a lab the
+// others are the DUT's (lab State.TesterCPU): a second queue's sender put
+// on the DUT's CPU of this 2-CPU lab fell 150–320 ms behind its schedule
+// while the DUT forwarded (TestXDPSearchAccuracyQueues, every trial of a
+// search tester-limited). Unpinned (no TxCPU, e.g. a loop lab) the kernel
+// spreads the queues' threads over the CPUs.
+func queueCPU(cpu, q int) int { return cpu }
+
+// rxLoop hands every frame socket x receives, with its kernel receive
+// time, to the shared receiver (rxTrial.frame), until rxStop; the loops of
+// a port's queues count a batch at a time under rxMu.
+func (p *xdpPort) rxLoop(x *afxdp.Socket, done chan struct{}, t *rxTrial, cpu int) {
+	defer close(done)
 	nap := func() { time.Sleep(xdpNap) }
 	if xdpRxBoost {
 		// The loop's thread is locked and never unlocked: it ends with
@@ -173,14 +215,16 @@ func (p *xdpPort) rxLoop(t *rxTrial, cpu int) {
 		// Nap instead of poll when the ring is empty: a sleeper in poll
 		// makes the kernel wake this thread for every frame, work done
 		// on the CPU that forwards and sends (as the raw receiver does).
-		n, err := p.xsk.Receive(frames, 0)
+		n, err := x.Receive(frames, 0)
 		if err != nil || n == 0 {
 			nap()
 			continue
 		}
+		p.rxMu.Lock()
 		for _, f := range frames[:n] {
 			t.frame(f.Data, len(f.Data), f.RxNs)
 		}
+		p.rxMu.Unlock()
 	}
 }
 
@@ -207,20 +251,26 @@ func rxThread() {
 // stopRx stops the receive loop and returns the frames the socket dropped
 // during the trial (its RX ring full, no free fill chunk).
 func (p *xdpPort) stopRx() (uint64, error) {
-	if p.rxDone == nil {
+	if p.rxDones == nil {
 		return 0, nil
 	}
 	p.rxStop.Store(true)
-	<-p.rxDone
-	p.rxDone = nil
-	s, err := p.xsk.Stats()
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", p.where(), err)
+	for _, d := range p.rxDones {
+		<-d
 	}
-	a := p.stats0
-	// The kernel counts a frame dropped for want of a fill chunk twice
-	// (rx_dropped and rx_fill_ring_empty_descs): the larger of the two.
-	return (s.RxRingFull - a.RxRingFull) + max(s.RxDropped-a.RxDropped, s.FillRingEmpty-a.FillRingEmpty), nil
+	p.rxDones = nil
+	var drops uint64
+	for q, x := range p.xsks {
+		s, err := x.Stats()
+		if err != nil {
+			return 0, fmt.Errorf("%s queue %d: %w", p.where(), q, err)
+		}
+		a := p.stats0[q]
+		// The kernel counts a frame dropped for want of a fill chunk
+		// twice (rx_dropped and rx_fill_ring_empty_descs): the larger.
+		drops += (s.RxRingFull - a.RxRingFull) + max(s.RxDropped-a.RxDropped, s.FillRingEmpty-a.FillRingEmpty)
+	}
+	return drops, nil
 }
 
 func (p *xdpPort) close() error {
@@ -231,9 +281,7 @@ func (p *xdpPort) close() error {
 
 func (p *xdpPort) closeSockets() error {
 	var errs []error
-	if p.xsk != nil {
-		errs = append(errs, p.xsk.Close())
-	}
+	errs = append(errs, afxdp.CloseQueues(p.xsks))
 	if p.ctl != nil {
 		errs = append(errs, p.ctl.Close())
 	}

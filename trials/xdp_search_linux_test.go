@@ -24,7 +24,15 @@ import (
 // transport, through a DUT shaped (lab defaults) to a rate R drawn now
 // (20–150 Mbit/s, 512 or 1518 B; RFC2544_SEED replays), finds R within
 // −3 % … +1 %, not tester-limited.
-func TestXDPSearchAccuracy(t *testing.T) {
+func TestXDPSearchAccuracy(t *testing.T) { xdpSearchAccuracy(t, 1) }
+
+// TestXDPSearchAccuracyQueues is TestXDPSearchAccuracy with two queues per
+// port (Config.Queues 2, the lab's veths made with two): the same R within
+// −3 % … +1 %, and both of port A's queues sent their half of the search's
+// frames (per-queue socket counters; 2 is the most this 2-CPU box measures).
+func TestXDPSearchAccuracyQueues(t *testing.T) { xdpSearchAccuracy(t, 2) }
+
+func xdpSearchAccuracy(t *testing.T, queues int) {
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("RFC2544_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
@@ -38,11 +46,11 @@ func TestXDPSearchAccuracy(t *testing.T) {
 	rateBps := uint64(20e6+rng.Float64()*130e6) / 1000 * 1000
 	want := float64(rateBps) / (8 * float64(f-4))
 	t.Logf("seed %d: %d B through a DUT shaped to %d bit/s: R = %.0f fps", seed, f, rateBps, want)
-	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: rateBps}})
+	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: rateBps}, Queues: queues})
 	pc := func(p lab.Port) trials.PortConfig {
 		return trials.PortConfig{Namespace: p.Namespace, Interface: p.Interface, Addr: p.IPv4, Gateway: p.GatewayV4}
 	}
-	tc := trials.Config{A: pc(st.A), B: pc(st.B)}
+	tc := trials.Config{A: pc(st.A), B: pc(st.B), Queues: queues}
 	for c := range runtime.NumCPU() {
 		if len(st.DUTCPUs) > 0 && !slices.Contains(st.DUTCPUs, c) {
 			tc.TxCPU = c + 1
@@ -59,6 +67,10 @@ func TestXDPSearchAccuracy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
+	s0, r0, err := e.QueueCounts()
+	if err != nil {
+		t.Fatal(err)
+	}
 	plan, err := rfc2544.DefaultPlan(rfc2544.ProfileQuick)
 	if err != nil {
 		t.Fatal(err)
@@ -74,8 +86,33 @@ func TestXDPSearchAccuracy(t *testing.T) {
 			tr.IntendedFPS, tr.OfferedFPS, 100*tr.OfferedFPS/want, tr.LossPercent, tr.Outcome, tr.TesterLimitReason, tr.FailReason)
 	}
 	t.Logf("%d B: throughput %.0f fps = %.2f%% of R, found %v, tester-limited %v %s", f, res.FPS, 100*res.FPS/want, res.Found, res.TesterLimited, res.TesterLimitReason)
+	s1, r1, err := e.QueueCounts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent, rcvd []uint64
+	for q := range s1[0] {
+		sent, rcvd = append(sent, s1[0][q]-s0[0][q]), append(rcvd, r1[1][q]-r0[1][q])
+	}
+	t.Logf("paths %s; port A sent per queue %v, port B received per queue %v", e.Paths().XDP, sent, rcvd)
+	if len(sent) != queues {
+		t.Errorf("%d queues on port A, want %d", len(sent), queues)
+	}
+	for q := range sent {
+		// Each trial gives queue q its share of every stream, ±1 frame.
+		if total := sumOf(sent); float64(sent[q]) < float64(total)/float64(queues)-float64(len(res.Trials)) || sent[q] == 0 {
+			t.Errorf("queue %d of port A sent %d of %d frames: want its 1/%d share", q, sent[q], total, queues)
+		}
+	}
 	if !res.Found || res.TesterLimited || res.FPS < 0.97*want || res.FPS > 1.01*want {
 		t.Errorf("%d B at R = %d bit/s: throughput %.0f fps (%.2f%% of R; found %v, tester-limited %v), want %.0f … %.0f fps (−3 %% … +1 %% of R)",
 			f, rateBps, res.FPS, 100*res.FPS/want, res.Found, res.TesterLimited, 0.97*want, 1.01*want)
 	}
+}
+
+func sumOf(v []uint64) (n uint64) {
+	for _, x := range v {
+		n += x
+	}
+	return n
 }

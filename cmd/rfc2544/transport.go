@@ -24,7 +24,7 @@ func rigConfig(s *runSetup, logw io.Writer) rig.Config {
 	simCap, simMTU := s.flags.rig.Sim()
 	c := rig.Config{Transport: s.transport, Ports: s.ports, LabName: s.labName, Agent: s.agent, CapBps: s.capBps,
 		AllowAnyDestination: s.flags.rig.AllowAny(), Ceilings: s.ceilings, Bidirectional: s.plan.Bidirectional,
-		LinkBps: s.plan.LinkBps, SimCapacityBps: simCap, SimMTU: simMTU,
+		LinkBps: s.plan.LinkBps, SimCapacityBps: simCap, SimMTU: simMTU, Queues: s.flags.rig.Queues(),
 		Log: logw, AtExit: atexit.Register, OpenRaw: openEngine}
 	if s.tempLab {
 		c.TempLab = &s.labCfg

@@ -47,6 +47,23 @@ func (s *Socket) PrepareTx([]TxStream) error { return errOS }
 // Send returns an error wrapping ErrNotSupported.
 func (s *Socket) Send(int, int, uint8, uint64, int64) (int, error) { return 0, errOS }
 
+// SendStride returns an error wrapping ErrNotSupported.
+func (s *Socket) SendStride(int, int, uint8, uint64, uint64, int64) (int, error) { return 0, errOS }
+
+// OpenQueues returns an error wrapping ErrNotSupported.
+func OpenQueues(cfg Config, n int) ([]*Socket, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return nil, errOS
+}
+
+// CloseQueues does nothing.
+func CloseQueues([]*Socket) error { return nil }
+
+// CheckQueues returns an error wrapping ErrNotSupported.
+func CheckQueues(string, int) error { return errOS }
+
 // Flush returns an error wrapping ErrNotSupported.
 func (s *Socket) Flush(time.Duration) (time.Time, error) { return time.Time{}, errOS }
 

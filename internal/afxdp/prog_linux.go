@@ -155,14 +155,15 @@ func redirectInsns(xsks *ebpf.Map) asm.Instructions {
 	}
 }
 
-// newXSKMap creates the map from queue id to socket, with room for queue.
-func newXSKMap(queue int) (*ebpf.Map, error) {
+// newXSKMap creates the map from queue id to socket, with room for queue
+// ids below entries.
+func newXSKMap(entries int) (*ebpf.Map, error) {
 	return ebpf.NewMap(&ebpf.MapSpec{
 		Name:       "rfc2544_xsks",
 		Type:       ebpf.XSKMap,
 		KeySize:    4,
 		ValueSize:  4,
-		MaxEntries: uint32(queue + 1),
+		MaxEntries: uint32(entries),
 	})
 }
 

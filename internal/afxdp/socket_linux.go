@@ -34,6 +34,10 @@ type Socket struct {
 	prog       *ebpf.Program
 	link       link.Link
 	monoToReal int64 // CLOCK_REALTIME − CLOCK_MONOTONIC at Open, ns
+	// shared is true for a socket of OpenQueues other than the first: it
+	// uses the first socket's XDP program and socket map (xsks) and must
+	// not close them.
+	shared bool
 
 	txChunks, rxChunks int // chunks [0, txChunks) send, the rest receive
 	txState
@@ -49,6 +53,12 @@ type Socket struct {
 const bindBusyWait = time.Second
 
 func Open(cfg Config) (_ *Socket, err error) {
+	return openShared(cfg, nil, cfg.Queue+1)
+}
+
+// openShared is Open; owner, when not nil, is the socket whose XDP program and
+// socket map (with room for mapEntries queues) this one shares.
+func openShared(cfg Config, owner *Socket, mapEntries int) (_ *Socket, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -127,10 +137,13 @@ func Open(cfg Config) (_ *Socket, err error) {
 	}
 
 	// The XDP program first: its mode decides whether zero-copy may be tried.
-	if cfg.RX {
-		if err := s.attach(); err != nil {
+	if cfg.RX && owner == nil {
+		if err := s.attach(mapEntries); err != nil {
 			return nil, err
 		}
+	} else if cfg.RX {
+		s.xsks, s.prog, s.shared = owner.xsks, owner.prog, true
+		s.features.XDPMode, s.features.RxTimestamp = owner.features.XDPMode, owner.features.RxTimestamp
 	}
 	flags := uint16(unix.XDP_USE_NEED_WAKEUP)
 	switch {
@@ -187,14 +200,14 @@ func Open(cfg Config) (_ *Socket, err error) {
 
 // attach loads the XDP program and attaches it in the configured mode:
 // native first, then generic, for XDPAuto.
-func (s *Socket) attach() error {
+func (s *Socket) attach(mapEntries int) error {
 	// Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK; later ones
 	// to the memory cgroup, where this does nothing.
 	if err := rlimit.RemoveMemlock(); err != nil {
 		return notSupported("raise RLIMIT_MEMLOCK for the XDP program: %v: run as root or raise ulimit -l", err)
 	}
 	var err error
-	if s.xsks, err = newXSKMap(s.cfg.Queue); err != nil {
+	if s.xsks, err = newXSKMap(max(mapEntries, s.cfg.Queue+1)); err != nil {
 		return classifyBPF("create xsk map", err)
 	}
 	if s.prog, err = newProgram(s.cfg.DstPort, redirectInsns(s.xsks)); err != nil {
@@ -336,6 +349,13 @@ func (s *Socket) Stats() (Stats, error) {
 // Frames still on the TX ring are abandoned: call Flush first to wait.
 func (s *Socket) Close() error {
 	var errs []error
+	if s.shared {
+		// The owner's program and map: only take this socket out of the map.
+		if s.xsks != nil && s.fd >= 0 {
+			_ = s.xsks.Delete(uint32(s.cfg.Queue))
+		}
+		s.prog, s.xsks = nil, nil
+	}
 	if s.link != nil {
 		errs = append(errs, s.link.Close())
 		s.link = nil

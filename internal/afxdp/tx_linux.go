@@ -101,6 +101,13 @@ var errNoStream = errors.New("afxdp: send: no such stream; call PrepareTx first 
 // it queued: fewer than n when the stream's chunks or the TX ring are busy
 // (completions are reaped on every call). It does not allocate.
 func (s *Socket) Send(stream, n int, runID uint8, seq uint64, txNs int64) (int, error) {
+	return s.SendStride(stream, n, runID, seq, 1, txNs)
+}
+
+// SendStride is Send with sequence numbers seq, seq+stride, seq+2·stride, …:
+// one of several sockets sending a stream's frames in turn (socket q of N
+// carries the sequence numbers ≡ q mod N, stride N). It does not allocate.
+func (s *Socket) SendStride(stream, n int, runID uint8, seq, stride uint64, txNs int64) (int, error) {
 	if uint(stream) >= uint(len(s.streams)) {
 		return 0, errNoStream
 	}
@@ -116,7 +123,7 @@ func (s *Socket) Send(stream, n int, runID uint8, seq uint64, txNs int64) (int, 
 		}
 		c := int(addr)/s.cfg.ChunkSize - st.first
 		t := st.tpls[c%len(st.tpls)]
-		t.Stamp(s.umem[addr:addr+uint64(t.Len())], framing.Signature{RunID: runID, StreamID: st.id, Seq: seq + uint64(i), TxNs: txNs})
+		t.Stamp(s.umem[addr:addr+uint64(t.Len())], framing.Signature{RunID: runID, StreamID: st.id, Seq: seq + uint64(i)*stride, TxNs: txNs})
 		d := &s.tx.descs[(idx+i)&s.tx.mask]
 		d.Addr, d.Len, d.Options = addr, uint32(t.Len()), 0
 	}
