@@ -166,6 +166,10 @@ func (e *XDPEngine) prepare(spec Spec) error {
 			return err
 		}
 	}
+	if framing.IsMix(spec.FrameSize) {
+		return fmt.Errorf("trial frame_size %s: the xdp transport does not send frame-size mixes yet: use --transport raw or udp for %s: %w",
+			framing.SizeName(spec.FrameSize), framing.SizeName(spec.FrameSize), ErrNotSupported)
+	}
 	if m := afxdp.MaxFrameSize(afxdp.DefaultChunkSize); spec.FrameSize > m {
 		return fmt.Errorf("trial frame_size %d: the xdp transport carries frames up to %d bytes (no AF_XDP multi-buffer yet): use --transport raw for jumbo frames",
 			spec.FrameSize, m)
