@@ -140,72 +140,21 @@ func MeasureRTT(ctx context.Context, cfg TCPConfig, n int) (RTTProbe, error) {
 	echo := make(chan error, 1)
 	go func() {
 		s, err := ln.AcceptTCP()
-		if err != nil {
-			echo <- err
-			return
+		if err == nil {
+			_, err = EchoTCP(s, n)
 		}
-		defer s.Close()
-		s.SetNoDelay(true)
-		b := make([]byte, 1)
-		for {
-			if _, err := io.ReadFull(s, b); err != nil {
-				echo <- nil // the prober closed
-				return
-			}
-			if _, err := s.Write(b); err != nil {
-				echo <- err
-				return
-			}
-		}
+		echo <- err
 	}()
 	conn, err := tcpDial(ctx, cfg.Sender, netip.MustParseAddrPort(ln.Addr().String()), 0)
 	if err != nil {
 		return p, err
 	}
-	conn.SetNoDelay(true)
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-	}
-	b := make([]byte, 1)
-	var sum int64
-	p.MinNs = -1
-	for i := range n {
-		t0 := time.Now()
-		b[0] = byte(i)
-		if _, err := conn.Write(b); err != nil {
-			conn.Close()
-			return p, fmt.Errorf("rtt probe: %w", err)
-		}
-		if _, err := io.ReadFull(conn, b); err != nil {
-			conn.Close()
-			return p, fmt.Errorf("rtt probe: %w", err)
-		}
-		d := int64(time.Since(t0))
-		sum += d
-		if p.MinNs < 0 || d < p.MinNs {
-			p.MinNs = d
-		}
-		p.Count++
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	p.MeanNs = sum / int64(p.Count)
-	if rc, err := conn.SyscallConn(); err == nil {
-		rc.Control(func(fd uintptr) {
-			p.MSSBytes, _ = unix.GetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_MAXSEG)
-			if cfg.Sender.Addr.Is4() {
-				p.PathMTU, _ = unix.GetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_MTU)
-			} else {
-				p.PathMTU, _ = unix.GetsockoptInt(int(fd), unix.IPPROTO_IPV6, unix.IPV6_MTU)
-			}
-		})
-	}
+	p, err = ProbeRTT(ctx, conn, n)
 	conn.Close()
-	if err := <-echo; err != nil {
-		return p, fmt.Errorf("rtt probe echo: %w", err)
+	if eerr := <-echo; err == nil && eerr != nil {
+		err = fmt.Errorf("rtt probe echo: %w", eerr)
 	}
-	return p, ctx.Err()
+	return p, err
 }
 
 // RunTCP runs one TCP throughput test (RFC 6349 §3.3): Streams connections
