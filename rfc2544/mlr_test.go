@@ -2,6 +2,7 @@ package rfc2544
 
 import (
 	"context"
+	"github.com/rfc2544/rfc2544/internal/testseed"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -383,7 +384,7 @@ func TestTesterLimitNeverEndsASearch(t *testing.T) {
 // the throughput is never above the capacity with zero-loss goals, and
 // within the search's resolution below it.
 func TestSearchProperty(t *testing.T) {
-	seed := testSeed(t, "TestSearchProperty")
+	seed := testseed.Seed(t, "./rfc2544")
 	rng := rand.New(rand.NewPCG(seed, 2544))
 	sizes := []int{64, 128, 256, 512, 1024, 1280, 1518, 9000}
 	modes := []Search{SearchMLR, SearchBinary, SearchStep, SearchCombo}

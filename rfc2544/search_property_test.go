@@ -2,9 +2,8 @@ package rfc2544
 
 import (
 	"context"
+	"github.com/rfc2544/rfc2544/internal/testseed"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -17,7 +16,7 @@ import (
 // logged; RFC2544_SEED=N replays a failure. (MLRsearch, issue 12, joins the
 // list with its own accuracy, a relative width.)
 func TestSearchPropertyDropTail(t *testing.T) {
-	seed := testSeed(t, "TestSearchPropertyDropTail")
+	seed := testseed.Seed(t, "./rfc2544")
 	rng := rand.New(rand.NewPCG(seed, 2544))
 	const line = 1e9
 	searches := []Search{SearchBinary, SearchStep, SearchCombo}
@@ -73,20 +72,4 @@ func TestSearchPropertyDropTail(t *testing.T) {
 	if failures > 0 {
 		t.Errorf("%d of %d cases failed (seed %d)", failures, cases, seed)
 	}
-}
-
-// testSeed is a randomized test's seed: drawn from the clock, or
-// RFC2544_SEED to replay a logged failure. It is logged either way.
-func testSeed(t *testing.T, name string) uint64 {
-	t.Helper()
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("RFC2544_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("RFC2544_SEED=%q: want a decimal seed, as logged by a previous run", s)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (replay: RFC2544_SEED=%d go test -run %s ./rfc2544)", seed, seed, name)
-	return seed
 }

@@ -4,8 +4,8 @@ package trials_test
 
 import (
 	"context"
+	"github.com/rfc2544/rfc2544/internal/testseed"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -36,15 +36,7 @@ import (
 // size (4096, 9018 B, through 9000-byte MTUs). The seed is logged;
 // RFC2544_SEED=N replays a failure.
 func TestSearchAccuracyDefaultQueue(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("RFC2544_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("RFC2544_SEED=%q: want a decimal seed, as logged by a previous run", s)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (replay: RFC2544_SEED=%d go test -run TestSearchAccuracyDefaultQueue ./trials)", seed, seed)
+	seed := testseed.Seed(t, "./trials")
 	rng := rand.New(rand.NewPCG(seed, 0x2544))
 	sizes := append(slices.Clone(rfc2544.DefaultFrameSizes), 4096, 9018) // jumbo through 9000-byte MTUs
 	for i := range 2 {

@@ -4,9 +4,8 @@ package trials_test
 
 import (
 	"context"
+	"github.com/rfc2544/rfc2544/internal/testseed"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -26,15 +25,7 @@ import (
 // each frame without its FCS. A trial well below R gets every frame of every
 // size through, in the mix's 7:4:1 shares. RFC2544_SEED=N replays a draw.
 func TestIMIXSearchAccuracy(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("RFC2544_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("RFC2544_SEED=%q: want a decimal seed, as logged by a previous run", s)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (replay: RFC2544_SEED=%d go test -run TestIMIXSearchAccuracy ./trials)", seed, seed)
+	seed := testseed.Seed(t, "./trials")
 	rng := rand.New(rand.NewPCG(seed, 0x1616))
 	rateBps := uint64(10e6+rng.Float64()*390e6) / 1000 * 1000
 	mean := framing.IMIX.MeanSize()

@@ -4,9 +4,8 @@ package trials_test
 
 import (
 	"context"
+	"github.com/rfc2544/rfc2544/internal/testseed"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -25,14 +24,7 @@ import (
 // D = 3.37 ms. RFC2544_SEED replays a draw.
 func TestLatencyRelayNoStandingQueue(t *testing.T) {
 	pending.Skip(t, 12, "the relay is a user-space DUT on the tester's two CPUs: at its NDR a stall of its process builds a queue that drains slowly (CI on 2026-12-01, 64 B, D = 2.58 ms: P99 44.8 ms at 167,873 fps; quiet runs: D + 1.4 … 1.9 ms)")
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("RFC2544_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("RFC2544_SEED=%q: want a decimal seed, as logged by a previous run", s)
-		}
-		seed = v
-	}
+	seed := testseed.Seed(t, "./trials")
 	rng := rand.New(rand.NewPCG(seed, 0xde1a))
 	d := time.Duration(1e6 + rng.Float64()*9e6).Round(10 * time.Microsecond) // 1–10 ms
 	sizes := []int{64, 512, 1518}

@@ -4,10 +4,9 @@ package trials_test
 
 import (
 	"context"
+	"github.com/rfc2544/rfc2544/internal/testseed"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -35,15 +34,7 @@ import (
 // procedure on the same mix carries the same attribution in its points
 // (FrameLossPoint.Sizes). RFC2544_SEED=N replays a draw.
 func TestMixLossAttribution(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("RFC2544_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("RFC2544_SEED=%q: want a decimal seed, as logged by a previous run", s)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (replay: RFC2544_SEED=%d go test -run TestMixLossAttribution ./trials)", seed, seed)
+	seed := testseed.Seed(t, "./trials")
 	rng := rand.New(rand.NewPCG(seed, 0x1616))
 	parts := []framing.MixPart{
 		{Size: 64 + rng.IntN(236), Weight: 1 + rng.IntN(8)},

@@ -3,10 +3,9 @@
 package trials
 
 import (
+	"github.com/rfc2544/rfc2544/internal/testseed"
 	"math"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -21,15 +20,7 @@ import (
 // logged draw; the seed is logged with the command that replays it.
 func xdpRand(t *testing.T) *rand.Rand {
 	t.Helper()
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("RFC2544_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("RFC2544_SEED=%q: want a decimal seed, as logged by a previous run", s)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (replay: RFC2544_SEED=%d go test -run '^%s$' ./trials)", seed, seed, t.Name())
+	seed := testseed.Seed(t, "./trials")
 	return rand.New(rand.NewPCG(seed, 0x2544))
 }
 

@@ -5,9 +5,8 @@ package trials
 import (
 	"context"
 	"errors"
+	"github.com/rfc2544/rfc2544/internal/testseed"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -109,14 +108,7 @@ func TestXDPLoop(t *testing.T) {
 // trial transiently limited by a stall of this shared host runs again, at
 // most twice, as in TestAccuracyShaped.
 func TestXDPShaped(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("RFC2544_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("RFC2544_SEED=%q: want a decimal seed", s)
-		}
-		seed = v
-	}
+	seed := testseed.Seed(t, "./trials")
 	rng := rand.New(rand.NewPCG(seed, 0x2544))
 	rateBps := float64(uint64(40e6+rng.Float64()*160e6) / 1000 * 1000)
 	frame := []int{512, 1518}[rng.IntN(2)]

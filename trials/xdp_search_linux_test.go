@@ -5,11 +5,10 @@ package trials_test
 import (
 	"context"
 	"errors"
+	"github.com/rfc2544/rfc2544/internal/testseed"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -33,14 +32,7 @@ func TestXDPSearchAccuracy(t *testing.T) { xdpSearchAccuracy(t, 1) }
 func TestXDPSearchAccuracyQueues(t *testing.T) { xdpSearchAccuracy(t, 2) }
 
 func xdpSearchAccuracy(t *testing.T, queues int) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("RFC2544_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("RFC2544_SEED=%q: want a decimal seed", s)
-		}
-		seed = v
-	}
+	seed := testseed.Seed(t, "./trials")
 	rng := rand.New(rand.NewPCG(seed, 0x2544))
 	f := []int{512, 1518}[rng.IntN(2)]
 	rateBps := uint64(20e6+rng.Float64()*130e6) / 1000 * 1000
