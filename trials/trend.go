@@ -220,6 +220,76 @@ type LatencyTrend struct {
 	// of minimum latency against send time at the last bin (the whole
 	// fit's without a busy period).
 	EndNs int64 `json:"end_ns"`
+	// PauseNs is the latency added by pauses: short, steep rises of the
+	// bin minimum (see pauseSlope) that a forwarding pause of the DUT, or
+	// a catch-up burst after a stall of the tester, leaves. The
+	// sustained-rate test (Growing, OverloadedAtEnd) judges the series
+	// with them removed (SansPauses), so a backlog a pause left, draining slowly, is not
+	// read as a queue that grows; the fields above are of the series as
+	// measured.
+	PauseNs int64 `json:"pause_ns,omitempty"`
+	// SansPauses is the fit of the series with the pauses removed (nil:
+	// none found), without the series itself: what Growing and
+	// OverloadedAtEnd judge.
+	SansPauses *LatencyTrend `json:"sans_pauses,omitempty"`
+}
+
+// A pause in a latency series: a run of consecutive bin steps at most
+// pauseMaxSteps long (or pauseMaxNs of send time, whichever is longer)
+// through which the bin minimum rises faster than pauseSlope (ns of latency
+// per ns of send time) and by more than SustainMinRise in all, to a level
+// the next bin keeps at least half of (a backlog, not a spike). Pauses are
+// removed only when there are at most one per second of the trial (at
+// least one): a DUT that pauses more often forwards that much less. A queue
+// overloaded by x rises at slope x all through the trial, not in one short
+// run; a DUT that stops forwarding for S ms (its CPU descheduled on a VM:
+// 4–15 ms here) raises it at slope 1 for S ms, then drains. CI on
+// 2026-12-01 failed throughput searches that way: one DUT pause in the
+// last quarter of a trial at 96–99 % of R read as "queue growing".
+const (
+	pauseSlope    = 0.25
+	pauseMaxSteps = 2
+	pauseMaxNs    = 50e6
+)
+
+// findPauses finds the pauses of the series ys (bin minimum latency, ns) at
+// send times xs (s) and returns, per point, what to take off it to remove
+// them: each pause's rise off the points from it on, never below base (a
+// pause's backlog drains; what it left above base is the pause's, not a
+// growing queue's); and the total rise of the pauses (0: none, or too many
+// to remove).
+func findPauses(xs, ys []float64, base float64) (sub []float64, pauseNs float64) {
+	steep := func(i int) bool { // the step from point i-1 to point i
+		return ys[i]-ys[i-1] > pauseSlope*(xs[i]-xs[i-1])*1e9
+	}
+	// A pause is an accident, and few: more than one a second of the
+	// series (at least one) is the DUT's rhythm, which its queue must
+	// carry, and none is removed.
+	limit := max(1, int((xs[len(xs)-1]-xs[0])+0.5))
+	found := 0
+	sub = make([]float64, len(ys))
+	for i := 1; i < len(ys); i++ {
+		if steep(i) && (i == 1 || !steep(i-1)) {
+			j := i + 1
+			for j < len(ys) && steep(j) {
+				j++
+			}
+			// Steps i … j-1 are steep: a pause if short and large enough.
+			// A spike that falls back at once (a stall of the receiver
+			// that delayed some frames) is left alone: only a level that
+			// holds after it, a backlog, is a pause's.
+			rise, span := ys[j-1]-ys[i-1], (xs[j-1]-xs[i-1])*1e9
+			holds := j == len(ys) || ys[j] >= ys[j-1]-rise/2
+			if (j-i <= pauseMaxSteps || span <= pauseMaxNs) && rise > float64(SustainMinRise) && holds {
+				if found++; found > limit {
+					return nil, 0
+				}
+				pauseNs += rise
+			}
+		}
+		sub[i] = min(pauseNs, max(ys[i]-base, 0))
+	}
+	return sub, pauseNs
 }
 
 // minTrendBins is the fewest bins with frames a trend is fitted over.
@@ -235,7 +305,20 @@ const minBusyFrames = 20
 // series. It reports false, and leaves them zero, when fewer than four bins
 // have frames. Exported so a simulator can build a series and have it
 // fitted exactly as the receiver's.
-func (t *LatencyTrend) Fit() bool {
+func (t *LatencyTrend) Fit() bool { return t.fit(true) }
+
+// judged is the trend the sustained-rate test judges: the one fitted with
+// the pauses removed when there were some (SansPauses), else t.
+func (t *LatencyTrend) judged() *LatencyTrend {
+	if t != nil && t.SansPauses != nil {
+		return t.SansPauses
+	}
+	return t
+}
+
+// fit is Fit; withPauses also fits the series with its pauses removed
+// (SansPauses, PauseNs).
+func (t *LatencyTrend) fit(withPauses bool) bool {
 	var xs, ys, ws, rx, seq, sq []float64
 	var frames float64
 	haveSeq := len(t.SeqMean) == len(t.Count)
@@ -324,6 +407,26 @@ func (t *LatencyTrend) Fit() bool {
 		a, s := stat.LinearRegression(xs[b:], ys[b:], ws[b:], false)
 		t.BusySlopeNsPerS = s
 		t.EndNs = int64(math.Round(a + s*t.SpanS))
+	}
+	if !withPauses {
+		return true
+	}
+	if sub, pause := findPauses(xs, ys, float64(t.BaseNs)); pause > 0 {
+		a := LatencyTrend{BinNs: t.BinNs, Count: t.Count, SentNs: t.SentNs, SeqMean: t.SeqMean,
+			MinNs: slices.Clone(t.MinNs), MeanNs: slices.Clone(t.MeanNs)}
+		k := 0
+		for i, n := range t.Count {
+			if n == 0 || i >= len(t.MinNs) || i >= len(t.SentNs) || i >= len(t.MeanNs) {
+				continue
+			}
+			d := int64(math.Round(sub[k]))
+			a.MinNs[i] -= d
+			a.MeanNs[i] -= d
+			k++
+		}
+		a.fit(false)
+		a.Count, a.SentNs, a.MinNs, a.MeanNs, a.SeqMean = nil, nil, nil, nil, nil
+		t.PauseNs, t.SansPauses = int64(math.Round(pause)), &a
 	}
 	return true
 }
@@ -449,6 +552,7 @@ type SustainVerdict struct {
 //
 // A nil trend never grows.
 func (t *LatencyTrend) Growing() bool {
+	t = t.judged()
 	if t == nil || t.SlopeNsPerS <= 0 || t.BusyBins >= 3 && t.BusySlopeNsPerS <= 0 ||
 		t.LateSlopeNsPerS*t.SpanS/2 <= float64(t.threshold())/2 {
 		return false
@@ -477,6 +581,7 @@ func (t *LatencyTrend) busyGrowing() bool {
 // at a load the DUT sustains drains at a rate above the offered and never
 // meets this test.
 func (t *LatencyTrend) OverloadedAtEnd(offeredFPS float64) bool {
+	t = t.judged()
 	return t.busyGrowing() && offeredFPS > 0 && t.ForwardedFPS < offeredFPS*(1-OverloadMargin)
 }
 
@@ -496,7 +601,7 @@ func (r Result) Sustained() (ok bool, v SustainVerdict) {
 	endTest := !r.heldBackThroughout()
 	for i := range r.Streams {
 		s := &r.Streams[i]
-		t := s.Trend
+		t := s.Trend.judged()
 		if !t.Growing() && !(endTest && t.OverloadedAtEnd(s.OfferedFPS)) {
 			v.SustainedFPS += s.OfferedFPS
 			if t != nil {
