@@ -46,6 +46,19 @@ type TxPressure struct {
 	// NICs; not veth).
 	PauseRx      uint64 `json:"pause_rx_frames,omitempty"`
 	PauseCounted bool   `json:"pause_counted,omitempty"`
+	// SendBuffer says the RingFull waits were for room in a socket's send
+	// buffer (the UDP transport: the kernel still held the datagrams sent
+	// before, in a device queue or an overrun DUT's backlog behind a veth),
+	// not for TX ring slots.
+	SendBuffer bool `json:"send_buffer,omitempty"`
+}
+
+// waitedFor names what the sender waited for in RingFull*.
+func (p TxPressure) waitedFor() string {
+	if p.SendBuffer {
+		return "room in the socket's send buffer"
+	}
+	return "transmit ring slots"
 }
 
 // Busy is the share (0–1) of the transmit loop's time the sending thread
@@ -123,15 +136,19 @@ func HeldBack(p TxPressure, offeredFPS, intendedFPS, txSeconds, ceilingFPS float
 	waited := float64(p.RingFullNs+p.DrainNs) / 1e9 * intendedFPS // frames due while waiting
 	switch {
 	case p.RingFullShare() >= heldRingFullShare && p.Busy() > 0 && p.Busy() < heldIdleBusy:
-		seen = append(seen, fmt.Sprintf("the transmit ring was full %.0f%% of the time while the sending thread was on a CPU only %.0f%% of it",
-			100*p.RingFullShare(), 100*p.Busy()))
+		full := "the transmit ring was full"
+		if p.SendBuffer {
+			full = "the socket's send buffer was full"
+		}
+		seen = append(seen, fmt.Sprintf("%s %.0f%% of the time while the sending thread was on a CPU only %.0f%% of it",
+			full, 100*p.RingFullShare(), 100*p.Busy()))
 	case missing > 0 && waited >= heldWaitExplains*missing && p.Busy() > 0 && p.Busy() < heldBusy:
 		after := ""
 		if p.DrainNs > 0 {
 			after = fmt.Sprintf(", %.1f ms of it after the last frame was queued", float64(p.DrainNs)/1e6)
 		}
-		seen = append(seen, fmt.Sprintf("the sender waited %.1f ms for transmit ring slots the kernel held (frames queued in the path%s), time for %.0f of the %.0f frames not sent",
-			float64(p.RingFullNs+p.DrainNs)/1e6, after, waited, missing))
+		seen = append(seen, fmt.Sprintf("the sender waited %.1f ms for %s the kernel held (frames queued in the path%s), time for %.0f of the %.0f frames not sent",
+			float64(p.RingFullNs+p.DrainNs)/1e6, p.waitedFor(), after, waited, missing))
 	}
 	if len(seen) == 0 {
 		return false, ""

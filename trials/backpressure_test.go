@@ -35,6 +35,8 @@ func TestHeldBack(t *testing.T) {
 		// 49.7 ms after; the offered load counts that time.
 		{"drain explains the shortfall", TxPressure{Port: "A", WallNs: 1_049_666_747, CPUNs: 510_341_000, Kicks: 31_884, DrainNs: 49_600_000}, 30971, 32510, 0, true, "waited 49.6 ms for transmit ring slots the kernel held (frames queued in the path, 49.6 ms of it after the last frame was queued)"},
 		{"a short drain after a slow sender", TxPressure{WallNs: 1e9, CPUNs: 6e8, Kicks: 5000, DrainNs: 2e6}, 16703, 19174, 0, false, ""},
+		{"send buffer full, thread idle", TxPressure{Port: "A", WallNs: 1e9, CPUNs: 3e8, Kicks: 5000, RingFullNs: 6e8, SendBuffer: true}, 30000, 100000, 0, true, "the socket's send buffer was full 60% of the time"},
+		{"waited for send-buffer room", TxPressure{Port: "A", WallNs: 1e9, CPUNs: 8e8, Kicks: 5000, RingFullNs: 130e6, SendBuffer: true}, 16703, 19174, 0, true, "waited 130.0 ms for room in the socket's send buffer"},
 		{"wait explains a third", TxPressure{WallNs: 1e9, CPUNs: 6e8, Kicks: 5000, RingFullNs: 40e6}, 16703, 19174, 0, false, ""},
 	}
 	for _, tt := range tests {

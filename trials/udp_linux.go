@@ -117,6 +117,8 @@ type udpTrial struct {
 	tx         [2][]*udpStreamTx // per sending side, in the order of the spec's streams
 	drops0     [2]uint64
 	rwg        sync.WaitGroup
+	press      [2]*TxPressure // each sending side's back-pressure measurements
+	fc         flowCheck
 }
 
 var _ transport = (*UDPEngine)(nil)
@@ -233,7 +235,7 @@ func (e *UDPEngine) stopReceive(rxStreams [2][]*streamState) (drops [2]uint64, e
 	return drops, nil
 }
 
-func (e *UDPEngine) collect(res *Result, _ [2]trialTx) {
+func (e *UDPEngine) collect(res *Result, txs [2]trialTx) {
 	res.Paths = e.Paths()
 	for _, side := range e.trial.tx {
 		for _, st := range side {
@@ -245,15 +247,34 @@ func (e *UDPEngine) collect(res *Result, _ [2]trialTx) {
 	if !e.tsSeen.Load() {
 		res.Paths.Timestamps = "none"
 	}
+	for i, tx := range txs {
+		t, ok := tx.(*udpTransmitter)
+		if !ok || t == nil {
+			continue
+		}
+		p := t.press.p
+		p.Port, p.SendBuffer = e.sides[i].name, true
+		res.TxPressure = append(res.TxPressure, p)
+		e.trial.press[i] = &res.TxPressure[len(res.TxPressure)-1]
+	}
 }
 
-func (e *UDPEngine) passOn(int, StreamResult, bool, []string) bool { return true }
+// passOn applies the raw transport's back-pressure rule (flowCheck.add): a
+// sender the path held back (waiting for send-buffer room while it had time
+// to spare) is flow-controlled, not tester-limited.
+func (e *UDPEngine) passOn(port int, r StreamResult, transient bool, reasons []string) bool {
+	return e.trial.fc.add(port, r, transient, reasons, e.trial.press[port], e.cfg.MaxLag)
+}
 
 func (e *UDPEngine) dropReason(i int, n uint64) string {
 	return fmt.Sprintf("%s: the receiving socket dropped %d datagrams in the kernel (receive queue overflow)", e.sides[i].where(), n)
 }
 
-func (e *UDPEngine) judge(*Result, *limits, Spec, [2]float64) {}
+// judge applies the back-pressure verdict (the UDP transport has no
+// calibrated ceiling).
+func (e *UDPEngine) judge(res *Result, lim *limits, spec Spec, _ [2]float64) {
+	e.trial.fc.apply(res, lim, e.trial.press, nil, spec.FrameSize)
+}
 
 // release closes the trial's send sockets.
 func (e *UDPEngine) release() {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"runtime"
 	"sync/atomic"
 	"syscall"
@@ -126,12 +127,14 @@ func (s *udpStreamTx) close() {
 // batch and every datagram of the batch carries that reading.
 type udpTransmitter struct {
 	streams  []*udpStreamTx
+	press    txPressure // back-pressure measurements (backpressure_linux.go)
 	runID    uint8
 	stop     *atomic.Bool
 	hardStop time.Duration
 	tagAfter time.Duration
 	cpu      int
 	where    string
+	start    time.Time // the transmit loop's start (hardStop counts from it)
 }
 
 func (t *udpTransmitter) run() error {
@@ -142,7 +145,47 @@ func (t *udpTransmitter) run() error {
 	for i, s := range t.streams {
 		states[i] = s.st
 	}
+	t.press.begin()
+	defer t.press.end()
+	t.start = time.Now()
 	return paceLoop(t, states, t.hardStop, t.tagAfter, t.stop)
+}
+
+// udpWaitSlice bounds one blocking wait for send-buffer room, so a stopped
+// trial or its hard stop ends a sender the path holds back.
+const udpWaitSlice = 20 * time.Millisecond
+
+// write hands msgs to the kernel (sendmmsg) without blocking. When the
+// socket's send buffer is full — the kernel still holds datagrams sent
+// before: queued in the tester port's device queue or, behind a veth, in an
+// overrun DUT's backlog, which the path's flow control is — it waits for
+// room and times the wait as back-pressure (TxPressure.RingFull*, with
+// SendBuffer set). It returns what the last sendmmsg returned.
+func (t *udpTransmitter) write(f *udpFlow, msgs []ipv4.Message) (int, error) {
+	m, err := f.w.WriteBatch(msgs, unix.MSG_DONTWAIT)
+	if m > 0 || !errors.Is(err, unix.EAGAIN) {
+		t.press.kicked(err != nil && m <= 0)
+		return m, err
+	}
+	since := time.Now()
+	defer t.press.ringFull(since)
+	for {
+		if err := f.conn.SetWriteDeadline(time.Now().Add(udpWaitSlice)); err != nil {
+			return 0, err
+		}
+		m, err = f.w.WriteBatch(msgs, 0)
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			break
+		}
+		if t.stop.Load() || (t.hardStop > 0 && time.Since(t.start) > t.hardStop) {
+			break
+		}
+	}
+	t.press.kicked(err != nil && m <= 0)
+	if derr := f.conn.SetWriteDeadline(time.Time{}); derr != nil && err == nil {
+		err = derr
+	}
+	return m, err
 }
 
 var _ batchSender = (*udpTransmitter)(nil)
@@ -182,7 +225,7 @@ func (t *udpTransmitter) send(s *udpStreamTx, n int, ns int64) error {
 	st.lastNs = ns
 	for _, f := range s.flows {
 		if f.gso && f.n > 0 {
-			done, err := f.sendGSO(st)
+			done, err := t.sendGSO(f, st)
 			if err != nil {
 				return fmt.Errorf("%s: sendmsg with UDP_SEGMENT: %w", t.where, err)
 			}
@@ -199,7 +242,7 @@ func (t *udpTransmitter) send(s *udpStreamTx, n int, ns int64) error {
 		msgs := f.msgs[:f.n]
 		f.n = 0
 		for len(msgs) > 0 {
-			m, err := f.w.WriteBatch(msgs, 0)
+			m, err := t.write(f, msgs)
 			st.sent += uint64(max(m, 0))
 			if m > 0 {
 				msgs = msgs[m:]
@@ -215,6 +258,11 @@ func (t *udpTransmitter) send(s *udpStreamTx, n int, ns int64) error {
 				msgs = msgs[1:]
 				continue
 			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				// Stopped (or past the hard stop) while the path held
+				// the sender back: the rest were never offered.
+				return nil
+			}
 			st.failed += uint64(len(msgs))
 			return fmt.Errorf("%s: sendmmsg: %w", t.where, err)
 		}
@@ -229,11 +277,11 @@ const udpMaxGSOBytes = 60000
 // sendGSO sends f's batch as one UDP_SEGMENT message. done is false (and
 // nothing was sent) when the kernel refuses segmentation offload; errors
 // other than the transient ones are returned.
-func (f *udpFlow) sendGSO(st *streamState) (done bool, err error) {
+func (t *udpTransmitter) sendGSO(f *udpFlow, st *streamState) (done bool, err error) {
 	n := f.n
 	f.gsoMsg[0].Buffers[0] = f.gsoBuf[:n*f.payload]
 	for {
-		m, err := f.w.WriteBatch(f.gsoMsg, 0)
+		m, err := t.write(f, f.gsoMsg)
 		if m == 1 {
 			st.sent += uint64(n)
 			f.n = 0
@@ -242,6 +290,9 @@ func (f *udpFlow) sendGSO(st *streamState) (done bool, err error) {
 		switch {
 		case err == nil:
 			continue
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			f.n = 0 // stopped while held back: never offered
+			return true, nil
 		case errors.Is(err, unix.EIO), errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOPROTOOPT), errors.Is(err, unix.EOPNOTSUPP):
 			return false, nil
 		case errors.Is(err, unix.ECONNREFUSED), errors.Is(err, unix.ENOBUFS), errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EHOSTUNREACH):
