@@ -238,7 +238,9 @@ type LatencyTrend struct {
 // pauseMaxSteps long (or pauseMaxNs of send time, whichever is longer)
 // through which the bin minimum rises faster than pauseSlope (ns of latency
 // per ns of send time) and by more than SustainMinRise in all, to a level
-// the next bin keeps at least half of (a backlog, not a spike). Pauses are
+// the next bin keeps at least half of (a backlog, not a spike), while the
+// tester sent steadily (every bin around it within ±25 % of the median
+// frames per bin: not a stall of the tester and its catch-up burst). Pauses are
 // removed only when there are at most one per second of the trial (at
 // least one): a DUT that pauses more often forwards that much less. A queue
 // overloaded by x rises at slope x all through the trial, not in one short
@@ -258,10 +260,16 @@ const (
 // pause's backlog drains; what it left above base is the pause's, not a
 // growing queue's); and the total rise of the pauses (0: none, or too many
 // to remove).
-func findPauses(xs, ys []float64, base float64) (sub []float64, pauseNs float64) {
+func findPauses(xs, ys, ws []float64, base float64) (sub []float64, pauseNs float64) {
 	steep := func(i int) bool { // the step from point i-1 to point i
 		return ys[i]-ys[i-1] > pauseSlope*(xs[i]-xs[i-1])*1e9
 	}
+	// The tester sent steadily around a DUT's pause; a stall of the
+	// tester and its catch-up burst (bins with too few frames, then too
+	// many) raise latency as steeply but are the load's own shape, and the
+	// queue that burst builds counts.
+	m := medianOf(slices.Clone(ws))
+	steady := func(k int) bool { return ws[k] >= 0.75*m && ws[k] <= 1.25*m }
 	// A pause is an accident, and few: more than one a second of the
 	// series (at least one) is the DUT's rhythm, which its queue must
 	// carry, and none is removed.
@@ -280,6 +288,9 @@ func findPauses(xs, ys []float64, base float64) (sub []float64, pauseNs float64)
 			// holds after it, a backlog, is a pause's.
 			rise, span := ys[j-1]-ys[i-1], (xs[j-1]-xs[i-1])*1e9
 			holds := j == len(ys) || ys[j] >= ys[j-1]-rise/2
+			for k := i - 1; k < min(j+1, len(ys)); k++ {
+				holds = holds && steady(k)
+			}
 			if (j-i <= pauseMaxSteps || span <= pauseMaxNs) && rise > float64(SustainMinRise) && holds {
 				if found++; found > limit {
 					return nil, 0
@@ -411,7 +422,7 @@ func (t *LatencyTrend) fit(withPauses bool) bool {
 	if !withPauses {
 		return true
 	}
-	if sub, pause := findPauses(xs, ys, float64(t.BaseNs)); pause > 0 {
+	if sub, pause := findPauses(xs, ys, ws, float64(t.BaseNs)); pause > 0 {
 		a := LatencyTrend{BinNs: t.BinNs, Count: t.Count, SentNs: t.SentNs, SeqMean: t.SeqMean,
 			MinNs: slices.Clone(t.MinNs), MeanNs: slices.Clone(t.MeanNs)}
 		k := 0
