@@ -59,16 +59,13 @@ func xdpSearchAccuracy(t *testing.T, queues int) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	s0, r0, err := e.QueueCounts()
-	if err != nil {
-		t.Fatal(err)
-	}
 	plan, err := rfc2544.DefaultPlan(rfc2544.ProfileQuick)
 	if err != nil {
 		t.Fatal(err)
 	}
 	plan.Tests, plan.FrameSizes, plan.LinkBps, plan.NoProbe = []rfc2544.Test{rfc2544.TestThroughput}, []int{f}, 1e9, true
-	r := &rfc2544.Runner{Tester: e, Plan: plan}
+	qc := &queueCounted{e: e}
+	r := &rfc2544.Runner{Tester: qc, Plan: plan}
 	res, err := r.Throughput(ctx, f)
 	if err != nil {
 		t.Fatalf("throughput %d B: %v", f, err)
@@ -78,23 +75,32 @@ func xdpSearchAccuracy(t *testing.T, queues int) {
 			tr.IntendedFPS, tr.OfferedFPS, 100*tr.OfferedFPS/want, tr.LossPercent, tr.Outcome, tr.TesterLimitReason, tr.FailReason)
 	}
 	t.Logf("%d B: throughput %.0f fps = %.2f%% of R, found %v, tester-limited %v %s", f, res.FPS, 100*res.FPS/want, res.Found, res.TesterLimited, res.TesterLimitReason)
-	s1, r1, err := e.QueueCounts()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sent, rcvd []uint64
-	for q := range s1[0] {
-		sent, rcvd = append(sent, s1[0][q]-s0[0][q]), append(rcvd, r1[1][q]-r0[1][q])
-	}
-	t.Logf("paths %s; port A sent per queue %v, port B received per queue %v", e.Paths().XDP, sent, rcvd)
-	if len(sent) != queues {
-		t.Errorf("%d queues on port A, want %d", len(sent), queues)
-	}
-	for q := range sent {
-		// Each trial gives queue q its share of every stream, ±1 frame.
-		if total := sumOf(sent); float64(sent[q]) < float64(total)/float64(queues)-float64(len(res.Trials)) || sent[q] == 0 {
-			t.Errorf("queue %d of port A sent %d of %d frames: want its 1/%d share", q, sent[q], total, queues)
+	t.Logf("paths %s", e.Paths().XDP)
+	var paced int
+	for i, tr := range qc.trials {
+		if len(tr.sent) != queues {
+			t.Errorf("trial %d: %d queues on port A, want %d", i+1, len(tr.sent), queues)
+			continue
 		}
+		total := sumOf(tr.sent)
+		for q := range tr.sent {
+			// A paced trial gives queue q its share of the stream, ±1
+			// frame; one that was not still sends on every queue. CI on
+			// 2026-12-02: the search's first trial, at 33 × R, offered
+			// 181 of 235 kfps intended (the DUT overloaded), split
+			// 50.8/49.2.
+			short := float64(tr.sent[q]) < float64(total)/float64(queues)-1
+			if tr.sent[q] == 0 || (short && !tr.unpaced) {
+				t.Errorf("trial %d (unpaced %v): queue %d of port A sent %d of %d frames (per queue %v; port B received per queue %v): want its 1/%d share",
+					i+1, tr.unpaced, q, tr.sent[q], total, tr.sent, tr.rcvd, queues)
+			}
+		}
+		if !tr.unpaced {
+			paced++
+		}
+	}
+	if paced == 0 {
+		t.Errorf("no trial of the search was paced: the queues' shares were not checked")
 	}
 	if !res.Found || res.TesterLimited || res.FPS < 0.97*want || res.FPS > 1.01*want {
 		t.Errorf("%d B at R = %d bit/s: throughput %.0f fps (%.2f%% of R; found %v, tester-limited %v), want %.0f … %.0f fps (−3 %% … +1 %% of R)",
@@ -107,4 +113,45 @@ func sumOf(v []uint64) (n uint64) {
 		n += x
 	}
 	return n
+}
+
+// queueCounted runs each trial of a search between two readings of port
+// A's per-queue transmit counters (and port B's receive counters), so the
+// queues' shares are checked trial by trial.
+type queueCounted struct {
+	e      *trials.XDPEngine
+	trials []queueTrial
+}
+
+type queueTrial struct {
+	sent, rcvd []uint64
+	// unpaced: the generator fell short of the trial's rate (a tester
+	// limit, the path holding it back, or a DUT overloaded whatever the
+	// shortfall), so each queue's thread sent what it could.
+	unpaced bool
+}
+
+func (c *queueCounted) Run(ctx context.Context, spec trials.Spec) (trials.Result, error) {
+	s0, r0, err := c.e.QueueCounts()
+	if err != nil {
+		return trials.Result{}, err
+	}
+	res, err := c.e.Run(ctx, spec)
+	if err != nil {
+		return res, err
+	}
+	s1, r1, err := c.e.QueueCounts()
+	if err != nil {
+		return res, err
+	}
+	var qt queueTrial
+	for q := range s1[0] {
+		qt.sent = append(qt.sent, s1[0][q]-s0[0][q])
+	}
+	for q := range r1[1] {
+		qt.rcvd = append(qt.rcvd, r1[1][q]-r0[1][q])
+	}
+	qt.unpaced = res.TesterLimited || res.FlowControlled || res.OverloadReason != ""
+	c.trials = append(c.trials, qt)
+	return res, nil
 }
