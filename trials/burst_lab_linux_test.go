@@ -37,7 +37,16 @@ func TestBurstOfferedIsTheTesters(t *testing.T) {
 	spec := trials.Spec{FrameSize: size, Streams: []trials.Stream{{ID: 1, Direction: trials.AtoB}}, RateFPS: fps,
 		BurstFrames: n, Settle: 300 * time.Millisecond}
 	// A run spoiled by a stall of this VM (the engine marks it transient)
-	// is run again, up to twice; nothing else is.
+	// is run again, up to twice. So is one the engine calls flow-controlled
+	// because the DUT's ingress refused frames (its input queue, the
+	// kernel's backlog, was full): the path did hold the tester back, and
+	// such a run cannot show where the send time ends. Seen in CI on
+	// 2026-12-02, then in 4 of 22 runs of this test (three refused runs in
+	// a row once, at 71.5 kfps): 580-1,491 of 2,706-3,194 transmit calls
+	// refused, the burst 2.4-24.4 % short. A run with a few refusals and
+	// no flow control (25 of 2,473, once) is checked as any other; nothing
+	// else is run again: a send time counted to the ring's drain is
+	// neither.
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		res, err := raw.Run(ctx, spec)
@@ -49,6 +58,13 @@ func TestBurstOfferedIsTheTesters(t *testing.T) {
 		if res.TesterLimited && res.TesterLimitTransient && attempt < 3 {
 			continue
 		}
+		if res.FlowControlled && refused(res) {
+			if attempt < 3 {
+				t.Logf("run %d: the DUT's ingress refused frames (flow-controlled, as it should be): running again", attempt)
+				continue
+			}
+			t.Skipf("the DUT's ingress refused frames in all %d runs (flow-controlled each time): where the send time ends could not be checked on this host (issue 18)", attempt)
+		}
 		s := res.Streams[0]
 		if s.Lost == 0 {
 			t.Errorf("a %d-frame burst at twice the shaped rate lost nothing: the test needs an overrun DUT", n)
@@ -59,4 +75,15 @@ func TestBurstOfferedIsTheTesters(t *testing.T) {
 		}
 		return
 	}
+}
+
+// refused reports whether the kernel refused transmit calls of a trial (the
+// next hop's queue was full).
+func refused(r trials.Result) bool {
+	for _, p := range r.TxPressure {
+		if p.Refused > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -54,11 +54,20 @@ func labTesters(t testing.TB, st *lab.State) (udp *trials.UDPEngine, raw *trials
 func logResult(t *testing.T, name string, r trials.Result) {
 	t.Helper()
 	for _, s := range r.Streams {
-		t.Logf("%s stream %d %v: intended %.0f offered %.0f received %.0f fps, sent %d rcvd %d lost %d reord %d kdrops %d, latency p50 %d ns",
-			name, s.ID, s.Direction, s.IntendedFPS, s.OfferedFPS, s.ReceivedFPS(), s.Sent, s.Received, s.Lost, s.Reordered, s.KernelDrops, s.Latency.P50Ns)
+		t.Logf("%s stream %d %v: intended %.0f offered %.0f received %.0f fps, sent %d rcvd %d lost %d reord %d kdrops %d, latency p50 %d ns, max lag %.1f ms",
+			name, s.ID, s.Direction, s.IntendedFPS, s.OfferedFPS, s.ReceivedFPS(), s.Sent, s.Received, s.Lost, s.Reordered, s.KernelDrops, s.Latency.P50Ns, float64(s.MaxLagNs)/1e6)
 	}
 	if r.TesterLimited {
-		t.Logf("%s tester-limited: %s", name, r.TesterLimitReason)
+		t.Logf("%s tester-limited (transient %v): %s", name, r.TesterLimitTransient, r.TesterLimitReason)
+	}
+	if r.FlowControlled {
+		t.Logf("%s flow-controlled: %s", name, r.FlowControlReason)
+	}
+	if r.OverloadReason != "" {
+		t.Logf("%s overloaded: %s", name, r.OverloadReason)
+	}
+	for _, p := range r.TxPressure {
+		t.Logf("%s tx pressure %+v", name, p)
 	}
 }
 
