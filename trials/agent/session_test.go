@@ -550,6 +550,9 @@ func TestRateLimit(t *testing.T) {
 		t.Errorf("third attempt: error %v, want rate-limited", err)
 	}
 	a.waitLog(t, "refused: too many failed authentications from this address")
+	// The agent logs a failed handshake after it told the client, so the
+	// second line may come after the refusal's (CI, 2026-12-02).
+	waitFor(t, "two failed attempts logged", func() bool { return strings.Count(a.log.String(), "wrong token") >= 2 })
 	if n := strings.Count(a.log.String(), "wrong token"); n != 2 {
 		t.Errorf("%d failed attempts logged, want 2", n)
 	}
