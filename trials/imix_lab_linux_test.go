@@ -17,9 +17,10 @@ import (
 )
 
 // TestIMIXSearchAccuracy is issue 16's IMIX goal on the lab: a DUT shaped
-// to R bit/s (drawn at test time, 10–400 Mbit/s; the lab's default queue
+// to R bit/s (drawn at test time, from 10 Mbit/s to what the transport
+// carries here; the lab's default queue
 // and bucket), a throughput search of the quick profile on the simple IMIX
-// with the raw and the udp transport finds R in bits/s of the mix's mean
+// with the raw or the udp transport (drawn) finds R in bits/s of the mix's mean
 // frame within −2 % … +1 %, the window the fixed sizes are held to
 // (TestSearchAccuracyDefaultQueue): R/(8·(F̄−4)) frames/s, tbf counting
 // each frame without its FCS. A trial well below R gets every frame of every
@@ -27,10 +28,18 @@ import (
 func TestIMIXSearchAccuracy(t *testing.T) {
 	seed := testseed.Seed(t, "./trials")
 	rng := rand.New(rand.NewPCG(seed, 0x1616))
-	rateBps := uint64(10e6+rng.Float64()*390e6) / 1000 * 1000
+	// One search, on a transport drawn (CI time: each search takes about
+	// 25 s), up to a rate that transport carries on this 2-CPU host: raw
+	// 400 Mbit/s (100.48 % of R found at 394 Mbit/s in CI on 2026-12-02),
+	// udp 200 (at 394 Mbit/s, 140.8 kfps of IMIX, its generator fell
+	// behind from 109 kfps on and the search ended at ≥ 96.9 % of R,
+	// tester-limited). Both transports send the mix at R/2 below.
+	search := []string{"raw", "udp"}[rng.IntN(2)]
+	top := map[string]float64{"raw": 400e6, "udp": 200e6}[search]
+	rateBps := uint64(10e6+rng.Float64()*(top-10e6)) / 1000 * 1000
 	mean := framing.IMIX.MeanSize()
 	want := float64(rateBps) / (8 * (mean - 4))
-	t.Logf("imix (mean frame %.2f B) through a DUT shaped to %d bit/s: R = %.0f fps", mean, rateBps, want)
+	t.Logf("imix (mean frame %.2f B) through a DUT shaped to %d bit/s: R = %.0f fps; search on the %s transport", mean, rateBps, want, search)
 	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: rateBps}})
 	udp, raw := labTesters(t, st)
 
@@ -64,10 +73,11 @@ func TestIMIXSearchAccuracy(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan.Tests, plan.FrameSizes, plan.LinkBps, plan.NoProbe = []rfc2544.Test{rfc2544.TestThroughput}, []int{framing.SizeIMIX}, 1e9, true
-	for _, tc := range []struct {
+	tc := struct {
 		name string
 		e    rfc2544.Tester
-	}{{"raw", raw}, {"udp", udp}} {
+	}{search, map[string]rfc2544.Tester{"raw": raw, "udp": udp}[search]}
+	{
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		res, err := (&rfc2544.Runner{Tester: tc.e, Plan: plan}).Throughput(ctx, framing.SizeIMIX)
 		cancel()
