@@ -33,28 +33,40 @@ func TestShapedRate(t *testing.T) {
 				from, to = st.B, st.A
 			}
 			warm(t, st, false)
-			rx := newSink(t, to.Namespace, to.IPv4.Addr())
-			tx := newSource(t, from.Namespace, from.IPv4.Addr())
 			const n = 900 // below the default queue limit of 1000
-			sent, took := tx.send(t, rx.addr(), n, tt.payload, 0)
-			sendEnd := time.Now()
-			got := rx.stop(100 * time.Millisecond)
 			frame := tt.payload + 28 + 14
-			offered := float64(sent*frame*8) / took.Seconds()
-			if len(got) != sent {
-				t.Fatalf("received %d of %d (queue limit 1000): the burst was dropped", len(got), sent)
-			}
-			// Measure once the sender is done and the token bucket's
-			// initial burst (10 ms at the rate) is spent: from then on the
-			// queue drains at exactly the shaped rate.
-			skip := int(tt.rate/8/100)/frame + 2
-			for skip < len(got)-2 && got[skip].at.Before(sendEnd) {
-				skip++
-			}
-			// The burst outran the shaper: a quarter of it was still queued
-			// when the sender finished.
-			if len(got)-1-skip < n/4 {
-				t.Fatalf("only %d frames arrived after the sender finished (offered %.0f Mbit/s): the queue never built up", len(got)-1-skip, offered/1e6)
+			var got []arrival
+			var offered float64
+			var skip int
+			// The burst must outrun the shaper (a quarter of it still
+			// queued when the sender finished) for the queue to drain at
+			// the shaped rate. A sender this shared host slowed (CI on
+			// 2026-12-02: 285 Mbit/s offered into 200, 95 frames queued
+			// at its end) sends again, at most twice.
+			for attempt := 1; ; attempt++ {
+				rx := newSink(t, to.Namespace, to.IPv4.Addr())
+				tx := newSource(t, from.Namespace, from.IPv4.Addr())
+				sent, took := tx.send(t, rx.addr(), n, tt.payload, 0)
+				sendEnd := time.Now()
+				got = rx.stop(100 * time.Millisecond)
+				offered = float64(sent*frame*8) / took.Seconds()
+				if len(got) != sent {
+					t.Fatalf("received %d of %d (queue limit 1000): the burst was dropped", len(got), sent)
+				}
+				// Measure once the sender is done and the token bucket's
+				// initial burst (10 ms at the rate) is spent: from then on
+				// the queue drains at exactly the shaped rate.
+				skip = int(tt.rate/8/100)/frame + 2
+				for skip < len(got)-2 && got[skip].at.Before(sendEnd) {
+					skip++
+				}
+				if len(got)-1-skip >= n/4 {
+					break
+				}
+				if attempt == 3 {
+					t.Fatalf("only %d frames arrived after the sender finished (offered %.0f Mbit/s), in 3 bursts: the queue never built up", len(got)-1-skip, offered/1e6)
+				}
+				t.Logf("burst %d: only %d frames arrived after the sender finished (offered %.0f Mbit/s): sending again", attempt, len(got)-1-skip, offered/1e6)
 			}
 			span := got[len(got)-1].at.Sub(got[skip].at)
 			measured := float64((len(got)-1-skip)*frame*8) / span.Seconds()

@@ -122,7 +122,21 @@ func TestXDPShaped(t *testing.T) {
 		t.Errorf("%d B at 90%% of R: sent %d lost %d, tester-limited %v (%s); want no loss, not limited",
 			frame, below.Sent, below.Lost, rb.TesterLimited, rb.TesterLimitReason)
 	}
-	ra := runXDPUntrammelled(t, e, oneWay(frame, 1.5*rFPS, 2*time.Second), 3)
+	// The loss model holds for a steady 1.5 R. A generator that fell far
+	// behind once offered something else: CI on 2026-12-02 lagged 188 ms
+	// and lost 30.92 % for a model of 32.39 − 0.42 ± 1; the engine rightly
+	// kept the loss the DUT's (more than the catch-up burst), so only the
+	// test runs it again, at most twice, past 50 ms (quiet runs lag 13-17
+	// ms now and then and hold the model).
+	var ra Result
+	for i := 0; i < 3; i++ {
+		ra = runXDPUntrammelled(t, e, oneWay(frame, 1.5*rFPS, 2*time.Second), 3)
+		if lag := time.Duration(ra.Streams[0].MaxLagNs); lag <= 50*time.Millisecond || i == 2 {
+			break
+		} else {
+			t.Logf("run %d at 150%% of R: the generator fell %v behind once: running again", i+1, lag)
+		}
+	}
 	if ra.TesterLimited {
 		t.Errorf("%d B at 150%% of R: tester-limited (%s), want the DUT's loss", frame, ra.TesterLimitReason)
 	}
