@@ -73,26 +73,21 @@ func TestIMIXSearchAccuracy(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan.Tests, plan.FrameSizes, plan.LinkBps, plan.NoProbe = []rfc2544.Test{rfc2544.TestThroughput}, []int{framing.SizeIMIX}, 1e9, true
-	tc := struct {
-		name string
-		e    rfc2544.Tester
-	}{search, map[string]rfc2544.Tester{"raw": raw, "udp": udp}[search]}
-	{
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		res, err := (&rfc2544.Runner{Tester: tc.e, Plan: plan}).Throughput(ctx, framing.SizeIMIX)
-		cancel()
-		if err != nil {
-			t.Fatalf("%s: throughput imix: %v", tc.name, err)
-		}
-		for _, tr := range res.Trials {
-			t.Logf("%s trial %d (%s, %.2g s): intended %.0f offered %.0f fps (%.2f%% of R), loss %.3f%%, %v %s%s", tc.name, tr.Step, tr.Goal, tr.DurationS,
-				tr.IntendedFPS, tr.OfferedFPS, 100*tr.OfferedFPS/want, tr.LossPercent, tr.Outcome, tr.TesterLimitReason, tr.FailReason)
-		}
-		t.Logf("%s imix: throughput %.0f fps = %.2f%% of R (%.0f fps), %.1f Mbit/s L2, found %v, tester-limited %v %s", tc.name, res.FPS, 100*res.FPS/want, want,
-			res.L2Bps/1e6, res.Found, res.TesterLimited, res.Reason)
-		if !res.Found || res.TesterLimited || res.FPS < 0.98*want || res.FPS > 1.01*want {
-			t.Errorf("%s imix at R = %d bit/s: throughput %.0f fps (%.2f%% of R; found %v, tester-limited %v), want %.0f … %.0f fps (−2 %% … +1 %% of R)",
-				tc.name, rateBps, res.FPS, 100*res.FPS/want, res.Found, res.TesterLimited, 0.98*want, 1.01*want)
-		}
+	tester := map[string]rfc2544.Tester{"raw": raw, "udp": udp}[search]
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	res, err := (&rfc2544.Runner{Tester: tester, Plan: plan}).Throughput(ctx, framing.SizeIMIX)
+	cancel()
+	if err != nil {
+		t.Fatalf("%s: throughput imix: %v", search, err)
+	}
+	for _, tr := range res.Trials {
+		t.Logf("%s trial %d (%s, %.2g s): intended %.0f offered %.0f fps (%.2f%% of R), loss %.3f%%, %v %s%s", search, tr.Step, tr.Goal, tr.DurationS,
+			tr.IntendedFPS, tr.OfferedFPS, 100*tr.OfferedFPS/want, tr.LossPercent, tr.Outcome, tr.TesterLimitReason, tr.FailReason)
+	}
+	t.Logf("%s imix: throughput %.0f fps = %.2f%% of R (%.0f fps), %.1f Mbit/s L2, found %v, tester-limited %v %s", search, res.FPS, 100*res.FPS/want, want,
+		res.L2Bps/1e6, res.Found, res.TesterLimited, res.Reason)
+	if !res.Found || res.TesterLimited || res.FPS < 0.98*want || res.FPS > 1.01*want {
+		t.Errorf("%s imix at R = %d bit/s: throughput %.0f fps (%.2f%% of R; found %v, tester-limited %v), want %.0f … %.0f fps (−2 %% … +1 %% of R)",
+			search, rateBps, res.FPS, 100*res.FPS/want, res.Found, res.TesterLimited, 0.98*want, 1.01*want)
 	}
 }
