@@ -160,17 +160,30 @@ func TestMainJobShaped(t *testing.T) {
 		// builds running 2.9 % less once (1,578 for 1,625: the DUT's
 		// forwarding, on a shared CPU, paused during the burst), and in a
 		// quiet CI run 5.3 % less (1,539 for 1,625: 86 frames, a pause of
-		// 1.4 ms at R). So the path must hold at least 0.9 × queue + bucket.
+		// 1.4 ms at R). So the path must hold at least 0.9 × queue + bucket,
+		// less R × the burst's own DUT pause: in CI on 2026-12-02 one burst
+		// of five held 1,239 (the others up to 1,850). A pause p stops tbf
+		// while its queue is full (the path holds R·p less), and the X
+		// frames the input queue still holds when the burst ends wait X/R
+		// more (it holds X more); the worst latency less the least (a frame
+		// through the bucket unqueued) less the full queue's wait, limit/R,
+		// is p + X/R, at least p. So the path holds at least
+		// queue + bucket − R × that. Measured on the quiet lab host: 2.6–5.8
+		// ms in every lossy 64 B burst, holding 1,647–1,898 frames.
 		held := 0.0
 		for _, tr := range b.Trials {
 			if tr.BurstFrames == 0 || tr.OfferedFPS <= 0 || len(tr.Result.Streams) == 0 || tr.Result.Streams[0].Lost == 0 || tr.Outcome == rfc2544.OutcomeTesterLimited {
 				continue
 			}
-			e := float64(tr.Result.Streams[0].Received) - r*float64(tr.BurstFrames)/tr.OfferedFPS
+			s := tr.Result.Streams[0]
+			e := float64(s.Received) - r*float64(tr.BurstFrames)/tr.OfferedFPS
+			pause := max(0, float64(s.Latency.MaxNs-s.Latency.MinNs)/1e9-queue/r)
 			held = max(held, e)
-			if e < 0.9*set || e > set+backlog {
-				t.Errorf("%d B: a %d-frame burst at %.0f fps left %d frames through: the path held %.0f, want the lab's %.0f (queue + bucket) up to %.0f more (the kernel's input queue)",
-					b.FrameSize, tr.BurstFrames, tr.OfferedFPS, tr.Result.Streams[0].Received, e, set, backlog)
+			t.Logf("%d B: a %d-frame burst at %.0f fps left %d frames through: the path held %.0f; latency %.2f … %.2f ms, a DUT pause of %.2f ms",
+				b.FrameSize, tr.BurstFrames, tr.OfferedFPS, s.Received, e, float64(s.Latency.MinNs)/1e6, float64(s.Latency.MaxNs)/1e6, pause*1e3)
+			if e < 0.9*set-r*pause || e > set+backlog {
+				t.Errorf("%d B: a %d-frame burst at %.0f fps left %d frames through: the path held %.0f, want the lab's %.0f (queue + bucket; %.0f less for a %.2f ms DUT pause) up to %.0f more (the kernel's input queue)",
+					b.FrameSize, tr.BurstFrames, tr.OfferedFPS, s.Received, e, set, r*pause, pause*1e3, backlog)
 			}
 		}
 		hi := max(held, set) / (1 - r/line)
