@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rfc2544/rfc2544/internal/testseed"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/rfc2544"
@@ -16,28 +17,34 @@ import (
 
 // TestThroughputSearchShaped runs rfc2544's throughput search on the real
 // engine through a DUT shaped to R with a small queue (50 packets, a 3100 B
-// bucket), R (20–59 Mbit/s) and the frame size (one of RFC 2544's seven)
-// drawn at test time: the throughput must be within −3 % … +1 % of R in
-// frames per second of the bytes the shaper counts (F − 4 per frame), not
-// tester-limited. The default queue's accuracy is TestSearchAccuracyDefaultQueue's.
+// bucket), R (20–59 Mbit/s), the frame size (one of RFC 2544's seven) and
+// the transport (raw or udp) drawn at test time: the throughput must be
+// within −3 % … +1 % of R in frames per second of the bytes the shaper
+// counts (F − 4 per frame), not tester-limited. For udp R is at most
+// 70 kfps: the search tries up to 1.2 R, and the udp receiver of this
+// 2-CPU host fell behind from 109 kfps (CI on 2026-12-02). Both transports
+// held to R is what the former TestUDPMatchesRawShaped (both searches, 2 %
+// apart) checked at one rate in twice the time. The default queue's
+// accuracy is TestSearchAccuracyDefaultQueue's.
 func TestThroughputSearchShaped(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
+	seed := testseed.Seed(t, "./trials")
 	rng := rand.New(rand.NewPCG(seed, 0x5e))
 	rateBps := float64(20e6 + rng.IntN(40)*1e6)
 	f := []int{64, 128, 256, 512, 1024, 1280, 1518}[rng.IntN(7)]
-	want := rateBps / (float64(f-4) * 8)
-	t.Logf("seed %d: shaped to %.0f bit/s (R = %.0f fps at %d B), queue 50 packets", seed, rateBps, want, f)
-	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: uint64(rateBps), BurstBytes: 3100, LimitPackets: 50}})
-	pc := func(p lab.Port) trials.PortConfig {
-		return trials.PortConfig{Namespace: p.Namespace, Interface: p.Interface, Addr: p.IPv4, Gateway: p.GatewayV4}
+	transport := []string{"raw", "udp"}[rng.IntN(2)]
+	if transport == "udp" {
+		rateBps = min(rateBps, 70e3*8*float64(f-4))
 	}
+	want := rateBps / (float64(f-4) * 8)
+	t.Logf("seed %d: %s, shaped to %.0f bit/s (R = %.0f fps at %d B), queue 50 packets", seed, transport, rateBps, want, f)
+	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: uint64(rateBps), BurstBytes: 3100, LimitPackets: 50}})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	e, err := trials.Open(ctx, trials.Config{A: pc(st.A), B: pc(st.B)})
-	if err != nil {
-		t.Fatal(err)
+	udp, raw := labTesters(t, st)
+	var e rfc2544.Tester = raw
+	if transport == "udp" {
+		e = udp
 	}
-	defer e.Close()
 	r := &rfc2544.Runner{Tester: e, Plan: rfc2544.Plan{
 		Profile:    rfc2544.ProfileQuick,
 		Tests:      []rfc2544.Test{rfc2544.TestThroughput},
@@ -54,7 +61,8 @@ func TestThroughputSearchShaped(t *testing.T) {
 		t.Fatalf("throughput %d: %v", f, err)
 	}
 	for _, tr := range res.Trials {
-		t.Logf("%d B: %+v", f, tr)
+		t.Logf("%s trial %d: intended %.0f offered %.0f fps (%.2f%% of R) loss %.3f%% %v %s%s", transport, tr.Step, tr.IntendedFPS, tr.OfferedFPS,
+			100*tr.OfferedFPS/want, tr.LossPercent, tr.Outcome, tr.TesterLimitReason, tr.FailReason)
 	}
 	t.Logf("%d B: throughput %.0f fps (%.2f%% of R = %.0f fps), tester-limited %v %s", f, res.FPS, 100*res.FPS/want, want,
 		res.TesterLimited, res.TesterLimitReason)

@@ -188,7 +188,7 @@ func (p *xdpPort) startRx(t *rxTrial, cpu int) error {
 // pinned): the same. Config.TxCPU names the tester's CPU, and on a lab the
 // others are the DUT's (lab State.TesterCPU): a second queue's sender put
 // on the DUT's CPU of this 2-CPU lab fell 150–320 ms behind its schedule
-// while the DUT forwarded (TestXDPSearchAccuracyQueues, every trial of a
+// while the DUT forwarded (TestXDPSearchAccuracy at 2 queues, every trial of a
 // search tester-limited). Unpinned (no TxCPU, e.g. a loop lab) the kernel
 // spreads the queues' threads over the CPUs.
 func queueCPU(cpu, q int) int { return cpu }
