@@ -10,7 +10,9 @@ import (
 	"hash"
 	"io"
 	"net"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rfc2544/rfc2544/trials/agent/wire"
@@ -50,10 +52,29 @@ type conn struct {
 	wmac hash.Hash
 	// writeTimeout bounds each write; zero means none.
 	writeTimeout time.Duration
+	// outOfOrder counts the segments received out of order (readFull);
+	// outOfOrder of this package, a fake in tests.
+	outOfOrder func(net.Conn) (uint32, bool)
+	// quiet is when (Unix ns) the peer may stop being silent: a trial
+	// that overloads the path this connection crosses runs until then
+	// (setQuiet). Zero: no such trial.
+	quiet atomic.Int64
+}
+
+// setQuiet says the peer's messages may be held up until t (a trial whose
+// load may fill the DUT's queue the control connection crosses runs until
+// then): a keyed read waits till t + its timeout before the peer is lost.
+// The zero Time ends it.
+func (c *conn) setQuiet(t time.Time) {
+	if t.IsZero() {
+		c.quiet.Store(0)
+		return
+	}
+	c.quiet.Store(t.UnixNano())
 }
 
 func newConn(nc net.Conn) *conn {
-	return &conn{nc: nc, br: bufio.NewReaderSize(nc, 64<<10), version: wire.Version, record: true}
+	return &conn{nc: nc, br: bufio.NewReaderSize(nc, 64<<10), version: wire.Version, record: true, outOfOrder: outOfOrder}
 }
 
 // setKey keys the session: from now on every message carries a MAC.
@@ -109,6 +130,12 @@ func (c *conn) write(m wire.Message) error {
 	return nil
 }
 
+// maxHeldBack bounds how many timeouts in a row a keyed read waits for a
+// peer whose data is held back by a lost segment (readFull): TCP's
+// retransmission timer doubles at each loss, and at 8 × the 1.5 s peer
+// timeout it has had four tries behind a full DUT queue.
+const maxHeldBack = 8
+
 // read reads one message, waiting at most timeout (zero: the deadline
 // already set on the connection, if any). A peer Error message comes back as
 // a *RemoteError, also when it is of another protocol version.
@@ -117,7 +144,7 @@ func (c *conn) read(timeout time.Duration) (wire.Message, error) {
 		c.nc.SetReadDeadline(time.Now().Add(timeout))
 	}
 	var hb [wire.HeaderLen]byte
-	if _, err := io.ReadFull(c.br, hb[:]); err != nil {
+	if err := c.readFull(hb[:], timeout); err != nil {
 		return nil, err
 	}
 	limit := wire.MaxHandshakeBody
@@ -130,7 +157,7 @@ func (c *conn) read(timeout time.Duration) (wire.Message, error) {
 	}
 	buf := make([]byte, wire.HeaderLen+int(h.Length))
 	copy(buf, hb[:])
-	if _, err := io.ReadFull(c.br, buf[wire.HeaderLen:]); err != nil {
+	if err := c.readFull(buf[wire.HeaderLen:], timeout); err != nil {
 		return nil, fmt.Errorf("read %s body: %w", h.Type, err)
 	}
 	body := buf[wire.HeaderLen:]
@@ -233,6 +260,60 @@ func errorFor(err error) *wire.Error {
 		return &wire.Error{Code: wire.CodeVersion, Message: ve.Error(), Fatal: true}
 	case errors.Is(err, wire.ErrTooLong), errors.Is(err, wire.ErrMalformed), errors.Is(err, wire.ErrMagic), errors.Is(err, ErrBadMAC):
 		return &wire.Error{Code: wire.CodeProtocol, Message: err.Error(), Fatal: true}
+	}
+	return nil
+}
+
+// readFull fills b. In a keyed session (the peer authenticated) a timeout
+// is not yet the peer's loss in two cases, both of a control connection
+// that crosses the DUT while a trial overloads it (a 1000-frame tbf queue
+// at 20 Mbit/s holds 0.6 s of 1518-byte frames, drops what does not fit,
+// and TCP's retransmission timer grows with that RTT):
+//   - until the quiet time (setQuiet) a trial that may fill the path runs:
+//     the read waits till then plus one timeout;
+//   - a segment the DUT dropped holds back every later one (keepalives
+//     included) until TCP retransmits it: the read waits one timeout more
+//     if segments arrived out of order meanwhile (TCP_INFO rcv_ooopack
+//     grew: the peer sent them), at most maxHeldBack times.
+//
+// A silent peer (down, partitioned, hung) outside a quiet time sends
+// nothing and is lost after one timeout, as before; so is every peer
+// before it authenticates.
+func (c *conn) readFull(b []byte, timeout time.Duration) error {
+	var ooo uint32
+	keyed := timeout > 0 && c.rmac != nil
+	watch := keyed
+	if watch {
+		ooo, watch = c.outOfOrder(c.nc)
+	}
+	held := 0
+	for n := 0; n < len(b); {
+		m, err := c.br.Read(b[n:])
+		n += m
+		if err == nil {
+			continue
+		}
+		if n == len(b) {
+			return nil
+		}
+		if keyed && errors.Is(err, os.ErrDeadlineExceeded) {
+			if q := c.quiet.Load(); q > time.Now().UnixNano() {
+				c.nc.SetReadDeadline(time.Unix(0, q).Add(timeout))
+				continue
+			}
+		}
+		if watch && held < maxHeldBack && errors.Is(err, os.ErrDeadlineExceeded) {
+			if now, ok := c.outOfOrder(c.nc); ok && now != ooo {
+				ooo = now
+				held++
+				c.nc.SetReadDeadline(time.Now().Add(timeout))
+				continue
+			}
+		}
+		if err == io.EOF && n > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
 	}
 	return nil
 }

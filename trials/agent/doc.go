@@ -14,6 +14,10 @@
 // replayed, reordered or injected. Per trial the controller sends
 // TrialSetup, Start and Stop; the agent answers Ready, Started and Results.
 // Both sides send Keepalive; a peer silent for the peer timeout is lost.
+// Not silent is a peer whose messages wait in the receiver's kernel behind
+// a segment the path dropped (a trial overloading the DUT the control
+// connection crosses): the read waits while such segments keep arriving,
+// up to 8 timeouts (conn.readFull).
 //
 // A remotely controlled traffic generator must not become anyone's weapon.
 // The agent sends test traffic only to the controller's own address (the

@@ -768,6 +768,14 @@ func (se *session) startTrial() error {
 	t.started = true
 	length := wire.TrialLength(t.setup)
 	t.timer.Reset(length + se.s.cfg.StopGrace)
+	if len(t.tr.Streams(trials.BtoA)) == 0 {
+		// The agent only receives (and reflects what it receives): the
+		// controller's load may fill the DUT's queue this connection
+		// crosses, so its messages may be held up until the trial's
+		// deadline (conn.readFull). An agent that sends keeps the peer
+		// timeout: it stops sending within 2 s of losing its controller.
+		se.c.setQuiet(time.Now().Add(length + se.s.cfg.StopGrace))
+	}
 	// Sending must end with the trial, whatever the transport does.
 	if d := time.Now().Add(length + time.Second); d.Before(t.tr.Deadline) {
 		t.tr.Deadline = d
@@ -795,6 +803,7 @@ func (se *session) stopTrial(why string, sent ...wire.StreamSent) wire.Message {
 		return nil
 	}
 	se.trial = nil
+	se.c.setQuiet(time.Time{})
 	t.timer.Stop()
 	t.cancel()
 	res := &wire.Results{TrialID: t.setup.TrialID}
