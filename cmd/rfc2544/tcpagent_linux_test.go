@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rfc2544/rfc2544/internal/pending"
+	"github.com/rfc2544/rfc2544/internal/testseed"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/rfc2544"
@@ -24,15 +24,16 @@ import (
 // TestAgentTCPRFC6349Lab's), without --bb: the bottleneck comes from the
 // UDP throughput search through the agent at 1518 B, which must find R as
 // the plan counts it (L1 bits of frames whose IP packets plus 14 B the
-// shaper counts: R × 1538 / 1514), −3 % … +1.5 % (the lab's 1000-packet
-// tbf queue absorbs a load a little above R for a 1-s trial: measured
-// +0.4 … +1.15 % in four runs, see TCPBottleneckConfig); then the transfer reaches
-// 90…101 % of RFC 6349's maximum with a transfer time ratio of at most
-// 1.15, as TestTCPRFC6349Lab asks.
+// shaper counts: R × 1538 / 1514), −2 % … +1 %, the quick profile's
+// accuracy goal (it is that profile's search; its binary search with 1 s
+// trials found +0.4 … +1.73 %, see TCPBottleneckConfig, and lost the agent
+// now and then until a receive-only agent kept quiet while the overload
+// trials filled the path its control connection crosses); then the transfer reaches
+// 90…101 % of RFC 6349's maximum at the shaper's rate with a transfer time
+// ratio of at most 1.15, as TestTCPRFC6349Lab asks.
 func TestTCPAgentCLI(t *testing.T) {
-	pending.Skip(t, 16, "the bottleneck search through the agent (no --bb) lost the agent in 1 of 5 runs with 1 s trials and 2 of 3 with 2 s trials: its overload trials fill the path the control session crosses (2026-12-01); found rates were +0.61 to +1.15 % of the shaper")
 	needRoot(t)
-	seed := uint64(time.Now().UnixNano())
+	seed := testseed.Seed(t, "./cmd/rfc2544")
 	rng := rand.New(rand.NewPCG(seed, 6349))
 	rateBps := uint64(20e6+rng.Float64()*80e6) / 1000 * 1000
 	t.Logf("seed %d: shaped to %d bit/s each way", seed, rateBps)
@@ -64,13 +65,18 @@ func TestTCPAgentCLI(t *testing.T) {
 	t.Logf("baseline RTT %v, BDP %.0f B, window %d × %d; throughput %.2f Mbit/s = %.1f %% of %.2f Mbit/s (%s); TTR %.3f, efficiency %.2f %%, buffer delay %.1f %%",
 		time.Duration(res.BaselineRTTNs), res.BDPBytes, res.WindowBytes, res.Streams, res.ThroughputBps/1e6, res.PercentOfMax, res.MaxBps/1e6, res.MaxFormula,
 		res.TransferTimeRatio, res.EfficiencyPercent, res.BufferDelayPercent)
-	if !strings.Contains(res.Plan.BottleneckSource, "UDP throughput search") || res.Plan.BottleneckBps < 0.97*want || res.Plan.BottleneckBps > 1.015*want {
-		t.Errorf("bottleneck %.3f Mbit/s (%s), want the shaper's %.3f Mbit/s −3 %% … +1.5 %%", res.Plan.BottleneckBps/1e6, res.Plan.BottleneckSource, want/1e6)
+	if !strings.Contains(res.Plan.BottleneckSource, "UDP throughput search") || res.Plan.BottleneckBps < 0.98*want || res.Plan.BottleneckBps > 1.01*want {
+		t.Errorf("bottleneck %.3f Mbit/s (%s), want the shaper's %.3f Mbit/s −2 %% … +1 %%", res.Plan.BottleneckBps/1e6, res.Plan.BottleneckSource, want/1e6)
 	}
 	if res.BaselineRTTNs <= 0 || res.PathMTU != 1500 {
 		t.Errorf("baseline RTT %v, path MTU %d: want an RTT and the lab's 1500", time.Duration(res.BaselineRTTNs), res.PathMTU)
 	}
-	if res.PercentOfMax < 90 || res.PercentOfMax > 101 || res.TransferTimeRatio > 1.15 {
-		t.Errorf("throughput %.1f %% of the RFC 6349 maximum (want 90…101 %%), transfer time ratio %.3f (want at most 1.15)", res.PercentOfMax, res.TransferTimeRatio)
+	// The maximum for the shaper's true rate: the report's (MaxBps) is for
+	// the bottleneck the search found, which may be up to 3 % low (the
+	// window above), and TCP then gets more than "100 %" of it.
+	trueMax := res.MaxBps * want / res.Plan.BottleneckBps
+	if pc := 100 * res.ThroughputBps / trueMax; pc < 90 || pc > 101 || res.TransferTimeRatio > 1.15 {
+		t.Errorf("throughput %.1f %% of the RFC 6349 maximum at the shaper's rate (%.2f Mbit/s; want 90…101 %%), transfer time ratio %.3f (want at most 1.15)",
+			pc, trueMax/1e6, res.TransferTimeRatio)
 	}
 }
