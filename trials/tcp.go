@@ -129,6 +129,27 @@ type TCPRun struct {
 	Samples []TCPSample `json:"samples"`
 }
 
+// WindowBps is the rate the receivers' advertised windows allow over the
+// RTTs the transfer saw: the mean, over the samples that have both, of
+// PeerWindowBytes × 8 / RTTNs. A connection held by its receive window
+// moves one window per round trip (RFC 6349: window × 8 / RTT), so its throughput is
+// this; an RTT that rose during the transfer (a DUT slower under load)
+// lowers both. Zero when no sample has both.
+func (r TCPRun) WindowBps() float64 {
+	var sum float64
+	var n int
+	for _, s := range r.Samples {
+		if s.PeerWindowBytes > 0 && s.RTTNs > 0 {
+			sum += float64(s.PeerWindowBytes) * 8 / (float64(s.RTTNs) / 1e9)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
 // RTTProbe is the idle path's round-trip time (RFC 6349 §3.2.1), measured
 // as one-byte exchanges on one TCP connection with Nagle off.
 type RTTProbe struct {

@@ -65,23 +65,35 @@ func TestTCPRFC6349Lab(t *testing.T) {
 		(loaded/rtt.Seconds()-1)*100, loaded*1e3)
 
 	// A window below the BDP: the throughput is the window that ran (the
-	// receiver's advertised window) over the RTT, within 10 %.
+	// receiver's advertised window) over the RTT the transfer saw, within
+	// 10 % (TCPRun.WindowBps). That RTT, not the idle baseline: the relay
+	// DUT, a process on the tester's two CPUs, adds 0.6-2 ms under load
+	// (2026-12-01), which the window-bound transfer pays on every round
+	// trip.
 	run, err := pair.RunTCP(ctx, int(res.BDPBytes/4), 1, 6*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkWindowBound(t, "", run, res.BDPBytes, rtt)
+}
+
+// checkWindowBound checks a transfer run with a window below the BDP: the
+// window advertised stayed under the BDP, and the throughput is the
+// window over the RTT the transfer saw (TCPRun.WindowBps) within 10 %.
+func checkWindowBound(t *testing.T, name string, run trials.TCPRun, bdp float64, baseline time.Duration) {
+	t.Helper()
 	var peer int64
 	for _, s := range run.Samples {
 		peer = max(peer, s.PeerWindowBytes)
-		t.Logf("  %.1f s: %.2f Mbit/s, rtt %v, cwnd %d B, peer window %d B", s.AtS, s.Bps/1e6, time.Duration(s.RTTNs), s.CwndBytes, s.PeerWindowBytes)
+		t.Logf("%s  %.1f s: %.2f Mbit/s, rtt %v, cwnd %d B, peer window %d B", name, s.AtS, s.Bps/1e6, time.Duration(s.RTTNs), s.CwndBytes, s.PeerWindowBytes)
 	}
-	want := float64(peer) * 8 / rtt.Seconds()
-	t.Logf("buffers for BDP/4 = %d B: advertised window %d B (BDP %.0f B): %.2f Mbit/s, window/RTT = %.2f Mbit/s (%.1f %%)",
-		int(res.BDPBytes/4), peer, res.BDPBytes, run.Bps/1e6, want/1e6, 100*run.Bps/want)
-	if peer <= 0 || float64(peer) >= res.BDPBytes {
-		t.Fatalf("advertised window %d B: not below the BDP %.0f B; the test cannot check the window-bound throughput", peer, res.BDPBytes)
+	want := run.WindowBps()
+	t.Logf("%s window-bound: advertised window up to %d B (BDP %.0f B), mean RTT %v (baseline %v): %.2f Mbit/s, window/RTT = %.2f Mbit/s (%.1f %%)",
+		name, peer, bdp, time.Duration(run.MeanRTTNs), baseline, run.Bps/1e6, want/1e6, 100*run.Bps/want)
+	if peer <= 0 || float64(peer) >= bdp {
+		t.Fatalf("%s advertised window %d B: not below the BDP %.0f B; the test cannot check the window-bound throughput", name, peer, bdp)
 	}
 	if run.Bps < 0.9*want || run.Bps > 1.1*want {
-		t.Errorf("window %d B: %.2f Mbit/s, want window/RTT = %.2f Mbit/s ±10 %%", peer, run.Bps/1e6, want/1e6)
+		t.Errorf("%s window %d B: %.2f Mbit/s, want window/RTT = %.2f Mbit/s ±10 %%", name, peer, run.Bps/1e6, want/1e6)
 	}
 }
