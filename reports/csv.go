@@ -85,24 +85,39 @@ func csvRows(res *rfc2544.Results, which Table) [][]string {
 	case TableLatency:
 		add("frame_size", "skipped", "rate_fps", "rate_percent", "definition", "repetitions", "count", "min_ns",
 			"mean_ns", "max_ns", "p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "pdv_p99_9_ns", "ipdv_mean_abs_ns",
-			"ipdv_max_abs_ns", "jitter_ns", "tagged_mean_ns", "lost_tagged", "incomplete")
+			"ipdv_max_abs_ns", "jitter_ns", "tagged_mean_ns", "lost_tagged", "incomplete", "sizes.frame_size")
 		for _, r := range res.Latency {
 			s := r.Summary
 			add(framing.SizeName(r.FrameSize), r.Skipped, raw(r.RateFPS), raw(r.RatePercent), r.Definition, i(r.Repetitions),
 				u(s.Count), i64(s.MinNs), raw(s.MeanNs), i64(s.MaxNs), i64(s.P50Ns), i64(s.P90Ns), i64(s.P99Ns),
 				i64(s.P999Ns), i64(s.PDVP999Ns), raw(s.IPDVMeanAbsNs), i64(s.IPDVMaxAbsNs), raw(s.JitterNs),
-				raw(r.TaggedMeanNs), i(r.LostTagged), b(r.Incomplete))
+				raw(r.TaggedMeanNs), i(r.LostTagged), b(r.Incomplete), "")
+			// A mix's row is followed by a row per size of the mix
+			// (latency[].sizes), the size in sizes.frame_size.
+			for _, l := range r.Sizes {
+				s := l.Summary
+				add(framing.SizeName(r.FrameSize), "", "", "", "", "", u(s.Count), i64(s.MinNs), raw(s.MeanNs), i64(s.MaxNs),
+					i64(s.P50Ns), i64(s.P90Ns), i64(s.P99Ns), i64(s.P999Ns), i64(s.PDVP999Ns), raw(s.IPDVMeanAbsNs),
+					i64(s.IPDVMaxAbsNs), raw(s.JitterNs), "", "", "", i(l.FrameSize))
+			}
 		}
 	case TableFrameLoss:
+		// A mix's point is followed by a row per size of the mix
+		// (points[].sizes): its frames sent, received and lost, the size
+		// in sizes.frame_size (empty on the point's own row).
 		add("frame_size", "intended_percent", "offered_percent", "offered_fps", "sent", "received", "loss_percent",
-			"tester_limited", "skipped")
+			"tester_limited", "skipped", "sizes.frame_size")
 		for _, r := range res.FrameLoss {
 			if r.Skipped != "" {
-				add(framing.SizeName(r.FrameSize), "", "", "", "", "", "", "", r.Skipped)
+				add(framing.SizeName(r.FrameSize), "", "", "", "", "", "", "", r.Skipped, "")
 			}
 			for _, p := range r.Points {
 				add(framing.SizeName(r.FrameSize), raw(p.IntendedPercent), raw(p.OfferedPercent), raw(p.OfferedFPS), u(p.Sent),
-					u(p.Received), raw(p.LossPercent), b(p.TesterLimited), "")
+					u(p.Received), raw(p.LossPercent), b(p.TesterLimited), "", "")
+				for _, l := range p.Sizes {
+					add(framing.SizeName(r.FrameSize), raw(p.IntendedPercent), raw(p.OfferedPercent), "", u(l.Sent),
+						u(l.Received), raw(l.LossPercent), "", "", i(l.FrameSize))
+				}
 			}
 		}
 	case TableBackToBack:

@@ -45,3 +45,14 @@ func addSizeLosses(t *table, mix int, sizes []rfc2544.SizeLoss) {
 			pct(l.LossPercent), "")
 	}
 }
+
+// addSizeLatencies adds, under a mix's latency row, a row per size of the
+// mix (rfc2544.LatencyResult.Sizes).
+func addSizeLatencies(t *table, mix int, sizes []rfc2544.SizeLatency) {
+	for _, l := range sizes {
+		s := l.Summary
+		t.add(fmt.Sprintf("%s: %d", framing.SizeName(mix), l.FrameSize), dash, dash, usec(float64(s.MinNs)), usec(s.MeanNs),
+			usec(float64(s.MaxNs)), usec(float64(s.P99Ns)), usec(float64(s.P999Ns)), usec(float64(s.PDVP999Ns)), dash, dash,
+			count(s.Count), "")
+	}
+}

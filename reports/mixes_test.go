@@ -2,8 +2,10 @@ package reports
 
 import (
 	"bytes"
+	"encoding/csv"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +92,26 @@ func TestReadResultsCustomMix(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("rows missing: %v", want)
+	}
+	// The CSV: the point's row, then a row per size with its own counts
+	// and the size in sizes.frame_size.
+	var csvOut bytes.Buffer
+	if err := WriteCSV(&csvOut, got, TableFrameLoss); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&csvOut).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRows := [][]string{
+		{"frame_size", "intended_percent", "offered_percent", "offered_fps", "sent", "received", "loss_percent", "tester_limited", "skipped", "sizes.frame_size"},
+		{name, "10", "10", "33437", "1200", "800", "33.33", "false", "", ""},
+		{name, "10", "10", "", "700", "700", "0", "", "", "64"},
+		{name, "10", "10", "", "400", "0", "100", "", "", "570"},
+		{name, "10", "10", "", "100", "100", "0", "", "", "1518"},
+	}
+	if !slices.EqualFunc(rows, wantRows, slices.Equal) {
+		t.Errorf("frame loss CSV:\n%q\nwant\n%q", rows, wantRows)
 	}
 	var cmp bytes.Buffer
 	if err := WriteComparison(&cmp, Compare(got, got)); err != nil {

@@ -263,6 +263,7 @@ func latencyTable(res *rfc2544.Results) *table {
 		t.add(size, fps(r.RateFPS), pct(r.RatePercent), usec(float64(s.MinNs)), usec(s.MeanNs), usec(float64(s.MaxNs)),
 			usec(float64(s.P99Ns)), usec(float64(s.P999Ns)), usec(float64(s.PDVP999Ns)), tagged,
 			strconv.Itoa(r.Repetitions), count(s.Count), joinNotes(notes...))
+		addSizeLatencies(t, r.FrameSize, r.Sizes)
 	}
 	for _, d := range slices.Sorted(maps.Keys(defs)) {
 		if d == "" {
@@ -271,6 +272,9 @@ func latencyTable(res *rfc2544.Results) *table {
 		t.Notes = append(t.Notes, "Latency definition: "+d+".")
 	}
 	t.Notes = append(t.Notes, "Statistics cover every timed frame of every repetition at the throughput rate; PDV is D(i) − D(min) (RFC 5481 §4.2); tagged mean averages the RFC 2544 tagged frames.")
+	if slices.ContainsFunc(res.Latency, func(r rfc2544.LatencyResult) bool { return len(r.Sizes) > 0 }) {
+		t.Notes = append(t.Notes, "A mix's row is followed by one per size of the mix (\"mix: size\"); their P99 and P99.9 are the largest of any repetition's, an upper bound.")
+	}
 	return t
 }
 

@@ -95,6 +95,11 @@ func (r *Runner) latency(ctx context.Context, p Plan, size int, tput ThroughputR
 		out.TaggedMeanNs = tagged / float64(len(out.TaggedNs))
 	}
 	out.Summary = MergeLatency(sums)
+	var results []trials.Result
+	for _, rec := range out.Trials {
+		results = append(results, rec.Result)
+	}
+	out.Sizes = sizeLatencies(results)
 	return out, nil
 }
 

@@ -165,6 +165,39 @@ type SizeLoss struct {
 	LossPercent float64 `json:"loss_percent"`
 }
 
+// SizeLatency is one frame size of a mix's latency (LatencyResult.Sizes).
+type SizeLatency struct {
+	// FrameSize is the size in bytes, FCS included.
+	FrameSize int                   `json:"frame_size"`
+	Summary   trials.LatencySummary `json:"summary"`
+}
+
+// sizeLatencies merges the per-size latency of trials' streams
+// (StreamResult.Sizes[].Latency) by frame size, in the order the sizes first
+// appear; nil when no stream timed a size.
+func sizeLatencies(results []trials.Result) []SizeLatency {
+	var sizes []int
+	by := map[int][]trials.LatencySummary{}
+	for _, r := range results {
+		for _, st := range r.Streams {
+			for _, c := range st.Sizes {
+				if c.Latency == nil {
+					continue
+				}
+				if _, ok := by[c.FrameSize]; !ok {
+					sizes = append(sizes, c.FrameSize)
+				}
+				by[c.FrameSize] = append(by[c.FrameSize], *c.Latency)
+			}
+		}
+	}
+	var out []SizeLatency
+	for _, f := range sizes {
+		out = append(out, SizeLatency{FrameSize: f, Summary: MergeLatency(by[f])})
+	}
+	return out
+}
+
 // SizeLosses sums a trial's per-size counts (trials.StreamResult.Sizes)
 // over its streams, in the order the sizes first appear; nil when the
 // trial sent one frame size.

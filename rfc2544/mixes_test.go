@@ -231,6 +231,41 @@ func TestSizeLosses(t *testing.T) {
 	}
 }
 
+// TestSizeLatencies: each size's latency merged over streams and trials,
+// in the order the sizes first appear; a size no stream timed is left out.
+func TestSizeLatencies(t *testing.T) {
+	l := func(n uint64, lo, mean, hi, p99 int64) *trials.LatencySummary {
+		return &trials.LatencySummary{Count: n, MinNs: lo, MeanNs: float64(mean), MaxNs: hi, P99Ns: p99}
+	}
+	rs := []trials.Result{
+		{Streams: []trials.StreamResult{
+			{Sizes: []trials.SizeCount{{FrameSize: 570, Latency: l(4, 20, 25, 30, 30)}, {FrameSize: 64, Latency: l(7, 10, 11, 12, 12)}, {FrameSize: 1518}}},
+			{Sizes: []trials.SizeCount{{FrameSize: 570, Latency: l(4, 18, 23, 40, 40)}, {FrameSize: 64, Latency: l(7, 9, 13, 14, 14)}}},
+		}},
+		{Streams: []trials.StreamResult{{Sizes: []trials.SizeCount{{FrameSize: 64, Latency: l(14, 11, 12, 13, 13)}}}}},
+	}
+	got := sizeLatencies(rs)
+	if len(got) != 2 || got[0].FrameSize != 570 || got[1].FrameSize != 64 {
+		t.Fatalf("sizes %+v, want 570 then 64 (1518 was not timed)", got)
+	}
+	for _, c := range []struct {
+		got         trials.LatencySummary
+		n           uint64
+		lo, hi, p99 int64
+		mean        float64
+	}{
+		{got[0].Summary, 8, 18, 40, 40, 24},
+		{got[1].Summary, 28, 9, 14, 14, (7*11 + 7*13 + 14*12) / 28.0},
+	} {
+		if c.got.Count != c.n || c.got.MinNs != c.lo || c.got.MaxNs != c.hi || c.got.P99Ns != c.p99 || math.Abs(c.got.MeanNs-c.mean) > 1e-9 {
+			t.Errorf("merged %+v, want count %d, min %d, mean %g, max %d, P99 %d (the largest: an upper bound)", c.got, c.n, c.lo, c.mean, c.hi, c.p99)
+		}
+	}
+	if got := sizeLatencies([]trials.Result{{Streams: []trials.StreamResult{{Sent: 5}}}}); got != nil {
+		t.Errorf("one size: %v, want nil", got)
+	}
+}
+
 func TestSplitSizes(t *testing.T) {
 	for in, want := range map[string][]string{
 		"64,128":                         {"64", "128"},

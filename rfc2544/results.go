@@ -245,6 +245,13 @@ type LatencyResult struct {
 	// they carry them; otherwise, and for PDV, the largest repetition value
 	// is reported (an upper bound).
 	Summary trials.LatencySummary `json:"summary"`
+	// Sizes are, for a frame-size mix, each of its sizes' latency over
+	// every stream and repetition (the streams' sizes[].latency merged:
+	// count, min, mean and max exact, percentiles the largest of any trial,
+	// an upper bound), in the order the sizes first appear in the mix; nil
+	// for one frame size, and through an agent (it sends no per-size
+	// latency).
+	Sizes []SizeLatency `json:"sizes,omitempty"`
 	// LostTagged counts repetitions whose tagged frame was lost; they are
 	// left out of TaggedMeanNs.
 	LostTagged int `json:"lost_tagged,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rfc2544/rfc2544/framing"
 )
 
@@ -42,7 +43,7 @@ func TestRxTrialMix(t *testing.T) {
 			continue // the DUT drops the 570-byte frames of the first round
 		}
 		f := testFrame(t, size, framing.Signature{RunID: 5, StreamID: 3, Seq: uint64(n), TxNs: 1})
-		tr.frame(f, len(f), 2)
+		tr.frame(f, len(f), 1+int64(size)) // latency: the size in ns
 	}
 	// A 64-byte frame where the pattern has 1518 (frame 6): wrong size.
 	f := testFrame(t, 64, framing.Signature{RunID: 5, StreamID: 3, Seq: 6 + uint64(rounds*len(pat)), TxNs: 1})
@@ -52,9 +53,21 @@ func TestRxTrialMix(t *testing.T) {
 	}
 	st.queued, st.sent = rounds*12+7, rounds*12+7
 	r := st.result(0)
-	want := []SizeCount{{64, 4*7 + 4, 4 * 7}, {570, 4*4 + 2, 3 * 4}, {1518, 4 + 1, 4}}
-	if diff := cmp.Diff(want, r.Sizes); diff != "" {
+	want := []SizeCount{{64, 4*7 + 4, 4 * 7, nil}, {570, 4*4 + 2, 3 * 4, nil}, {1518, 4 + 1, 4, nil}}
+	if diff := cmp.Diff(want, r.Sizes, cmpopts.IgnoreFields(SizeCount{}, "Latency")); diff != "" {
 		t.Errorf("sizes (-want +got):\n%s", diff)
+	}
+	// Each size timed on its own: its frames, at its latency (the size
+	// in ns here), lean (no histogram).
+	for _, c := range r.Sizes {
+		l := c.Latency
+		if l == nil || l.Count != c.Received || l.MinNs != int64(c.FrameSize) || l.MaxNs != int64(c.FrameSize) ||
+			l.MeanNs != float64(c.FrameSize) || l.P99Ns != int64(c.FrameSize) || l.HDR != "" || l.Buckets != nil {
+			t.Errorf("size %d: latency %+v, want %d frames at %d ns, no HDR or buckets", c.FrameSize, l, c.Received, c.FrameSize)
+		}
+	}
+	if r.Latency.MinNs != 64 || r.Latency.MaxNs != 1518 {
+		t.Errorf("the stream's latency %d … %d ns, want 64 … 1518 (every size)", r.Latency.MinNs, r.Latency.MaxNs)
 	}
 	if r.Received != rounds*12-4 {
 		t.Errorf("received %d, want %d", r.Received, rounds*12-4)

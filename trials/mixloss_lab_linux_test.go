@@ -28,7 +28,8 @@ import (
 // 1000–1518 B, weights 1–8, the dropped size drawn among them). On the raw
 // and the udp transport, a trial of the mix at a modest rate (10,000
 // frames/s, far below what the DUT forwards) loses every frame of the
-// dropped size and none of the others, per size (StreamResult.Sizes); the
+// dropped size and none of the others, per size (StreamResult.Sizes, each
+// received size with its own latency); the
 // DUT's rule counted exactly the frames of that size sent (and the udp
 // engine's learning datagram when that size is the largest). The frame loss
 // procedure on the same mix carries the same attribution in its points
@@ -82,6 +83,17 @@ func TestMixLossAttribution(t *testing.T) {
 			learning = 1
 		}
 		for _, c := range s.Sizes {
+			// Each size timed on its own: its received frames, within
+			// the stream's latency; none for the size the DUT dropped.
+			switch l := c.Latency; {
+			case c.Received == 0 && l != nil:
+				t.Errorf("%s: %d B: nothing received, latency %+v", tc.name, c.FrameSize, *l)
+			case c.Received > 0 && (l == nil || l.Count != c.Received || l.MinNs < s.Latency.MinNs || l.MaxNs > s.Latency.MaxNs || l.MinNs <= 0):
+				t.Errorf("%s: %d B: %d received, latency %+v; want as many timed, within the stream's %d … %d ns", tc.name, c.FrameSize, c.Received, l,
+					s.Latency.MinNs, s.Latency.MaxNs)
+			case l != nil:
+				t.Logf("%s: %d B: latency min %d mean %.0f max %d ns over %d frames", tc.name, c.FrameSize, l.MinNs, l.MeanNs, l.MaxNs, l.Count)
+			}
 			if c.FrameSize == drop && c.Sent+learning != ruleDrops {
 				t.Errorf("%s: %d frames of %d B sent (and %d learning datagrams), the DUT's rule dropped %d: the tester's count and the DUT's differ",
 					tc.name, c.Sent, drop, learning, ruleDrops)

@@ -48,6 +48,11 @@ type streamState struct {
 	// position of the mix's pattern (framing.Mix.Pattern); nil otherwise.
 	mixRx      []uint64
 	mixPattern []int // the frame sizes of the pattern, when mixRx is set
+	// mixLat times, for a frame-size mix, each of its sizes (in the order
+	// they first appear in the pattern); mixSizeOf maps a pattern position
+	// to its size's index there. Nil otherwise.
+	mixLat    []*latencyRecorder
+	mixSizeOf []int
 	// flowTop is, per flow of a multi-flow stream, the highest sequence
 	// number received + 1: frame n belongs to flow n mod Flows (both
 	// transmitters cycle the flows frame by frame), and reordering is
@@ -101,8 +106,22 @@ func newRxTrial(runID uint8, frameSize int, streams []*streamState) *rxTrial {
 			t.mixLens[i] = f - framing.FCSLen
 		}
 		t.mixSlack = framing.VLANTagLen
+		var sizes []int
+		of := make([]int, len(pat))
+		for i, f := range pat {
+			k := slices.Index(sizes, f)
+			if k < 0 {
+				sizes = append(sizes, f)
+				k = len(sizes) - 1
+			}
+			of[i] = k
+		}
 		for _, s := range streams {
-			s.mixRx, s.mixPattern = make([]uint64, len(pat)), pat
+			s.mixRx, s.mixPattern, s.mixSizeOf = make([]uint64, len(pat)), pat, of
+			s.mixLat = make([]*latencyRecorder, len(sizes))
+			for k := range s.mixLat {
+				s.mixLat[k] = newLatencyRecorder()
+			}
 		}
 	}
 	t.deadlineNs.Store(math.MaxInt64)
@@ -248,6 +267,9 @@ func (t *rxTrial) tally(payload []byte, sizeOK bool, got int, tsNs int64) {
 	}
 	d := tsNs - sig.TxNs
 	s.lat.record(sig.Seq, d)
+	if s.mixLat != nil {
+		s.mixLat[s.mixSizeOf[sig.Seq%uint64(len(s.mixSizeOf))]].record(sig.Seq, d)
+	}
 	if t.live != nil && !s.echo {
 		t.live.pend.frame(d)
 	}
@@ -312,6 +334,16 @@ func (s *streamState) sizeCounts() []SizeCount {
 			out[k].Sent += (s.queued-uint64(i)-1)/p + 1
 		}
 		out[k].Received += s.mixRx[i]
+	}
+	if len(s.mixLat) == len(out) {
+		for k := range out {
+			if l := s.mixLat[k].summary(); l.Count > 0 {
+				// Lean: no histogram, no CDF (a Results message through
+				// an agent carries every size of every stream).
+				l.HDR, l.Buckets = "", nil
+				out[k].Latency = &l
+			}
+		}
 	}
 	return out
 }

@@ -152,6 +152,11 @@ type SizeCount struct {
 	Sent uint64 `json:"sent"`
 	// Received counts the distinct frames of this size received in time.
 	Received uint64 `json:"received"`
+	// Latency summarizes this size's received frames' latency, without
+	// histogram or CDF (HDR and Buckets empty: percentiles merged across
+	// trials are an upper bound); nil when none was timed here (and from
+	// an agent, which does not send it).
+	Latency *LatencySummary `json:"latency,omitempty"`
 }
 
 // LossPercent is the frame loss rate of RFC 2544 §26.3:

@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -857,6 +858,14 @@ func (se *session) stopTrial(why string, sent ...wire.StreamSent) wire.Message {
 		}
 		if r.KernelDrops > 0 {
 			reasons = append(reasons, fmt.Sprintf("stream %d: the agent's socket dropped %d frames in the kernel", s.ID, r.KernelDrops))
+		}
+		// A mix's per-size latency stays here: the protocol's Results
+		// carry per-size counts only (PROTOCOL.md).
+		if r.Sizes != nil {
+			r.Sizes = slices.Clone(r.Sizes)
+			for i := range r.Sizes {
+				r.Sizes[i].Latency = nil
+			}
 		}
 		res.Streams = append(res.Streams, r)
 	}
