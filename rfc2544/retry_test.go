@@ -207,3 +207,65 @@ func TestStallDuringOverloadIsTheDUTs(t *testing.T) {
 type testerFunc func(context.Context, trials.Spec) (trials.Result, error)
 
 func (f testerFunc) Run(ctx context.Context, s trials.Spec) (trials.Result, error) { return f(ctx, s) }
+
+// rxStallTester drops frames at the receiver in the runs stall picks, as a
+// receiving thread descheduled long enough for its ring to overflow does:
+// kernel drops, a lasting tester limit worth a rerun (TesterLimitRetry).
+type rxStallTester struct {
+	sim   *SimDUT
+	stall func(run int) bool
+	runs  int
+}
+
+func (st *rxStallTester) Run(ctx context.Context, s trials.Spec) (trials.Result, error) {
+	res, err := st.sim.Run(ctx, s)
+	st.runs++
+	if err != nil || !st.stall(st.runs) {
+		return res, err
+	}
+	r := &res.Streams[0]
+	lost := min(r.Received, 40)
+	r.Received -= lost
+	r.Lost += lost
+	r.KernelDrops = lost
+	res.TesterLimited, res.TesterLimitRetry = true, true
+	res.TesterLimitReason = "port B: the receiving side dropped 40 frames in the kernel"
+	return res, nil
+}
+
+// TestRetryReceiverStall: a trial whose receiver dropped frames in a stall
+// is run again, and the search finds what it finds without the stall; a
+// receiver that drops every time stays a tester limit (≥ X), never the
+// DUT's loss and never an irregular goal.
+func TestRetryReceiverStall(t *testing.T) {
+	const size = 512
+	dut := func() *SimDUT { return &SimDUT{LinkBps: testLink, CapacityBps: 0.6 * testLink} }
+	want, err := (&Runner{Tester: dut(), Plan: testPlan(nil, size), Sleep: noSleep}).Throughput(context.Background(), size)
+	if err != nil || !want.Found {
+		t.Fatalf("reference search: %v %+v", err, want)
+	}
+	once := &rxStallTester{sim: dut(), stall: func(run int) bool { return run == 4 }}
+	got, err := (&Runner{Tester: once, Plan: testPlan(nil, size), Sleep: noSleep}).Throughput(context.Background(), size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Found || got.TesterLimited || got.FPS != want.FPS || once.runs != len(got.Trials)+2 {
+		t.Errorf("one receiver stall: found %v, tester-limited %v, %.1f fps in %d runs for %d trials; want %.1f fps, the stalled run once more\n%s",
+			got.Found, got.TesterLimited, got.FPS, once.runs, len(got.Trials), want.FPS, logTable(got.Trials))
+	}
+	p := testPlan(nil, size)
+	p.Throughput.Search = SearchBinary
+	always := &rxStallTester{sim: dut(), stall: func(run int) bool { return run >= 4 }}
+	got, err = (&Runner{Tester: always, Plan: p, Sleep: noSleep}).Throughput(context.Background(), size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.TesterLimited {
+		t.Errorf("a receiver dropping in every run: tester-limited %v (%s), want a tester limit\n%s", got.TesterLimited, got.Reason, logTable(got.Trials))
+	}
+	for _, r := range got.Trials {
+		if r.Outcome == OutcomeFail && r.Result.Totals().KernelDrops > 0 {
+			t.Errorf("step %d: the receiver's drops counted as the DUT's failure", r.Step)
+		}
+	}
+}
