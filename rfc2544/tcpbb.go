@@ -52,6 +52,12 @@ func BottleneckByThroughput(ctx context.Context, tester Tester, c TCPBottleneckC
 	}
 	plan.Tests, plan.FrameSizes, plan.LinkBps, plan.NoProbe = []Test{TestThroughput}, []int{size}, c.LinkBps, true
 	plan.Throughput.Goals = DefaultGoals(ProfileQuick)[:1]
+	// The path's bottleneck may be a few % of the line the search starts
+	// from (a 1 Gbit/s agent cap, a 36.5 Mbit/s DUT: 3.7 %); through the
+	// lab's default queue the quick profile's 20 trials ran out before a
+	// 2 s final trial passed (CI, 2026-12-02: 17 trials to reach R + 1.6 %
+	// at 0.5 s, three final trials judged not sustained).
+	plan.Throughput.MaxTrials = 40
 	if c.TrialDuration > 0 {
 		plan.Trial.Duration = Duration(c.TrialDuration)
 	}
@@ -65,7 +71,7 @@ func BottleneckByThroughput(ctx context.Context, tester Tester, c TCPBottleneckC
 		return 0, "", fmt.Errorf("tcp bottleneck search: tester-limited at ≥ %.6g Mbit/s (%s): the path's bottleneck is above what this tester measured; give it with --bb",
 			res.L1Bps/1e6, res.TesterLimitReason)
 	case !res.Found || res.L1Bps <= 0:
-		return 0, "", fmt.Errorf("tcp bottleneck search: no passing rate at %d-byte frames down to the search's minimum; check the path, or give the bottleneck with --bb", size)
+		return 0, "", fmt.Errorf("tcp bottleneck search: no passing rate at %d-byte frames (%s); check the path, or give the bottleneck with --bb", size, res.Reason)
 	}
 	return res.L1Bps, fmt.Sprintf("the UDP throughput search at %d-byte frames (%.6g fps)", size, res.FPS), nil
 }
