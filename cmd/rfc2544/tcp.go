@@ -2,16 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
 	"time"
 
 	"github.com/rfc2544/rfc2544/internal/rate"
 	"github.com/rfc2544/rfc2544/lab"
+	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/rig"
 	"github.com/rfc2544/rfc2544/trials"
@@ -30,6 +31,7 @@ MSS, TCP transfer time ratio, TCP efficiency and buffer delay.
   sudo rfc2544 tcp --lab demo --window 64k --streams 2
   rfc2544 tcp --src 198.18.0.1 --dst 198.18.0.2 --bb 1G
   rfc2544 tcp --agent 198.19.1.2 --token-file agent.token [--bb 1G] [--reverse]
+  sudo rfc2544 tcp --lab --dut relay --rate 100mbit --delay 10ms --out tcp-report
 
 Flags:
 `
@@ -49,6 +51,7 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	dur := fs.Duration("duration", rfc2544.DefaultTCPDuration, "length of the transfer")
 	reverse := fs.Bool("reverse", false, "send from port B to port A (from --dst to --src; with --agent, from the agent)")
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
+	outDir := fs.String("out", "", "also write the result into `DIR`: tcp.json, report.txt, samples.csv and report.html (throughput and RTT over the transfer)")
 	var ag agent.TCPOpen
 	fs.StringVar(&ag.Addr, "agent", "", "run against the remote agent ('rfc2544 agent') at `HOST[:PORT]`; without --bb the bottleneck is found by the UDP throughput search through it")
 	tokenFile := fs.String("token-file", "", "with --agent: the shared token `FILE` (mode 600, as the agent's)")
@@ -61,6 +64,28 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if fs.NArg() > 0 {
 		return usagef("tcp: unexpected argument %q", fs.Arg(0))
+	}
+	if *outDir != "" {
+		// Before any traffic: a folder that cannot be made is the flag's.
+		if err := os.MkdirAll(*outDir, 0o755); err != nil {
+			return usagef("tcp --out %s: %v; give a folder this user can write", quoteShort(*outDir), err)
+		}
+	}
+	write := func(res rfc2544.TCPResult) error {
+		if *outDir != "" {
+			var files []outputFile
+			for _, o := range reports.TCPOutputs(res) {
+				files = append(files, outputFile{Name: o.Name, Write: o.Write})
+			}
+			if err := writeFilesAtomic(*outDir, files); err != nil {
+				return fmt.Errorf("tcp --out %s: %w", quoteShort(*outDir), err)
+			}
+			fmt.Fprintf(stderr, "tcp: wrote %s (tcp.json, report.txt, samples.csv, report.html)\n", *outDir)
+		}
+		if *jsonOut {
+			return reports.WriteTCPJSON(stdout, res)
+		}
+		return reports.WriteTCPText(stdout, res)
 	}
 	plan := rfc2544.TCPPlan{Streams: *streams, Duration: rfc2544.Duration(*dur)}
 	if *dur <= 0 {
@@ -102,7 +127,7 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return fmt.Errorf("tcp: %w", err)
 		}
-		return writeTCP(stdout, res, *jsonOut)
+		return write(res)
 	}
 	pair := trials.TCPPair{}
 	switch {
@@ -180,51 +205,5 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("tcp: %w", err)
 	}
-	return writeTCP(stdout, res, *jsonOut)
-}
-
-func writeTCP(stdout io.Writer, res rfc2544.TCPResult, jsonOut bool) error {
-	if jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
-	}
-	return writeTCPText(stdout, res)
-}
-
-// writeTCPText prints an RFC 6349 result as the steps and metrics.
-func writeTCPText(w io.Writer, r rfc2544.TCPResult) error {
-	rtt := time.Duration(r.BaselineRTTNs)
-	_, err := fmt.Fprintf(w, `RFC 6349 TCP throughput test
-Path MTU                  %d bytes (MSS %d bytes of payload per full segment)
-Baseline RTT              %v (min of %d on the idle path; mean %v)
-Bottleneck bandwidth      %.6g Mbit/s (%s)
-BDP                       %.0f bytes
-Window x connections      %d bytes x %d (%s)
-Maximum achievable        %.6g Mbit/s (%s)
-TCP throughput            %.6g Mbit/s = %.1f %% of the maximum (%d bytes in %.3f s)
-TCP transfer time ratio   %.3f (actual %.3f s / ideal %.3f s)
-TCP efficiency            %s
-Buffer delay              %.1f %% (mean RTT during the transfer %v over the baseline)
-`, r.PathMTU, r.MSSBytes, rtt, r.Plan.RTTProbes, time.Duration(r.BaselineMeanNs),
-		r.Plan.BottleneckBps/1e6, r.Plan.BottleneckSource, r.BDPBytes,
-		r.WindowBytes, r.Streams, r.WindowSource, r.MaxBps/1e6, r.MaxFormula,
-		r.ThroughputBps/1e6, r.PercentOfMax, r.Run.Bytes, r.Run.Seconds,
-		r.TransferTimeRatio, r.ActualTransferS, r.IdealTransferS, efficiencyText(r),
-		r.BufferDelayPercent, time.Duration(r.Run.MeanRTTNs))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\n%8s  %12s  %10s  %12s  %12s  %12s\n", "time (s)", "Mbit/s", "RTT (ms)", "cwnd (B)", "peer wnd (B)", "retrans (B)")
-	for _, s := range r.Run.Samples {
-		fmt.Fprintf(w, "%8.1f  %12.3f  %10.2f  %12d  %12d  %12d\n", s.AtS, s.Bps/1e6, float64(s.RTTNs)/1e6, s.CwndBytes, s.PeerWindowBytes, s.RetransBytes)
-	}
-	return nil
-}
-
-func efficiencyText(r rfc2544.TCPResult) string {
-	if r.EfficiencyPercent < 0 {
-		return "unknown (the kernel does not count bytes sent)"
-	}
-	return fmt.Sprintf("%.3f %% (%d bytes sent, %d retransmitted)", r.EfficiencyPercent, r.Run.BytesSent, r.Run.BytesRetrans)
+	return write(res)
 }

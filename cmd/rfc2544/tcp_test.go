@@ -24,6 +24,7 @@ func TestTCPBadInput(t *testing.T) {
 		{"mixed families", []string{"tcp", "--src", "198.18.0.1", "--dst", "2001:2::1", "--bb", "1G"}, []string{"both IPv4 or both IPv6"}},
 		{"streams", []string{"tcp", "--src", "198.18.0.1", "--dst", "198.18.0.2", "--bb", "1G", "--streams", "1000"}, []string{"streams 1000"}},
 		{"duration", []string{"tcp", "--src", "198.18.0.1", "--dst", "198.18.0.2", "--bb", "1G", "--duration", "0s"}, []string{"--duration"}},
+		{"out not a folder", []string{"tcp", "--src", "198.18.0.1", "--dst", "198.18.0.2", "--bb", "1G", "--out", "/dev/null/report"}, []string{"--out", "folder"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := run(context.Background(), tc.args, io.Discard, io.Discard)
