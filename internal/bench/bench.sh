@@ -11,7 +11,10 @@
 #      count of the whole run must equal the frames planned;
 #   3. the full engine (generator + receiver) through the lab's kernel DUT vs
 #      trafgen and iperf3 in the same lab, and the RSS of a long trial at full
-#      speed (go test -run TestBench ./trials with RFC2544_BENCH=1).
+#      speed (go test -run TestBench ./trials with RFC2544_BENCH=1);
+#   4. (--parts tcp, not in the default set) the RFC 6349 transfer of
+#      `rfc2544 tcp` beside iperf3 with the same window and connections on a
+#      relay lab of a drawn rate and delay, REPS times (TestBenchTCPIperf3).
 #
 # Every part that sends traffic holds the lab lock ($RFC2544_LAB_LOCK,
 # default /tmp/rfc2544-lab.lock, the one the lab tests take). Namespaces are
@@ -19,7 +22,7 @@
 # peers (trafgen from netsniff-ng, iperf3, iperf, jq) with apt-get when they
 # are missing. Self-contained: everything it runs is in this repository.
 #
-# Usage: internal/bench/bench.sh [-r REPS] [-s "64 512 1518"] [-t SECS] [--rss-secs N] [--parts "peers pacing engine"]
+# Usage: internal/bench/bench.sh [-r REPS] [-s "64 512 1518"] [-t SECS] [--rss-secs N] [--parts "peers pacing engine tcp"]
 # Smoke check (seconds): internal/bench/bench.sh -r 1 -s 64 -t 2 --rss-secs 2 --parts "pacing"
 set -euo pipefail
 export LC_ALL=C
@@ -43,6 +46,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/need.sh"
 need jq:jq flock:util-linux taskset:util-linux
 [[ " $PARTS " == *" peers "* ]] && need trafgen:netsniff-ng iperf3:iperf3 iperf:iperf python3:python3
+[[ " $PARTS " == *" tcp "* ]] && need iperf3:iperf3
 command -v go >/dev/null || { echo "bench.sh: go not found (Go 1.26 at /usr/local/go/bin?)" >&2; exit 2; }
 
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -139,4 +143,11 @@ if [[ " $PARTS " == *" engine "* ]]; then
   (cd "$ROOT" && RFC2544_BENCH=1 RFC2544_BENCH_REPS=$REPS RFC2544_BENCH_SECS=$RSS_SECS \
     flock $LOCK go test -count=1 -timeout 20m -run 'TestBenchForward|TestBenchLongTrialRSS' -v ./trials) |
     grep -E 'BENCH|FAIL|^ok|rep [0-9]'
+fi
+
+# ------------------------------------------------------------- 4. tcp
+if [[ " $PARTS " == *" tcp "* ]]; then
+  echo "## 4. RFC 6349 transfer vs iperf3, same lab, same window and connections"
+  (cd "$ROOT" && RFC2544_BENCH=1 flock $LOCK go test -count=$REPS -timeout 20m -run '^TestBenchTCPIperf3$' -v ./trials) |
+    grep -E 'seed [0-9]+:|rfc2544 tcp:|iperf3 -w|FAIL|^ok'
 fi
