@@ -56,13 +56,26 @@ func TestThroughputSearchShaped(t *testing.T) {
 		Trial:      rfc2544.TrialConfig{Duration: rfc2544.Duration(2 * time.Second), Settle: rfc2544.Duration(300 * time.Millisecond)},
 		Throughput: rfc2544.ThroughputConfig{ResolutionPercent: 0.25, InitialPercent: 60, MinPercent: 40, MaxPercent: 60, StartPercent: 40},
 	}}
-	res, err := r.Throughput(ctx, f)
-	if err != nil {
-		t.Fatalf("throughput %d: %v", f, err)
-	}
-	for _, tr := range res.Trials {
-		t.Logf("%s trial %d: intended %.0f offered %.0f fps (%.2f%% of R) loss %.3f%% %v %s%s", transport, tr.Step, tr.IntendedFPS, tr.OfferedFPS,
-			100*tr.OfferedFPS/want, tr.LossPercent, tr.Outcome, tr.TesterLimitReason, tr.FailReason)
+	// A search this host's stalls ended tester-limited (every limit a
+	// stall, after the search's own retries) is run once more: CI on
+	// 2026-12-02 met generator lags of 4.6, 30 and 20.5 ms within 15 s at
+	// 99.6–100.1 % of R, where a 50-frame queue absorbs no catch-up, and
+	// the search ended "≥ 99.64 %". A second such search fails.
+	var res rfc2544.ThroughputResult
+	for attempt := 1; ; attempt++ {
+		var err error
+		res, err = r.Throughput(ctx, f)
+		if err != nil {
+			t.Fatalf("throughput %d: %v", f, err)
+		}
+		for _, tr := range res.Trials {
+			t.Logf("%s trial %d: intended %.0f offered %.0f fps (%.2f%% of R) loss %.3f%% %v %s%s", transport, tr.Step, tr.IntendedFPS, tr.OfferedFPS,
+				100*tr.OfferedFPS/want, tr.LossPercent, tr.Outcome, tr.TesterLimitReason, tr.FailReason)
+		}
+		if attempt == 2 || !res.TesterLimited || !onlyStalls(res) {
+			break
+		}
+		t.Logf("search %d ended tester-limited by this host's stalls alone (%s): running it again", attempt, res.TesterLimitReason)
 	}
 	t.Logf("%d B: throughput %.0f fps (%.2f%% of R = %.0f fps), tester-limited %v %s", f, res.FPS, 100*res.FPS/want, want,
 		res.TesterLimited, res.TesterLimitReason)
@@ -118,4 +131,15 @@ func TestThroughputSearchUnshaped(t *testing.T) {
 	if res.FPS <= 0 || res.FPS > maxOffered*1.001 {
 		t.Errorf("throughput %.0f fps, want above 0 and at most the most the engine offered (%.0f fps)", res.FPS, maxOffered)
 	}
+}
+
+// onlyStalls reports whether every tester-limited trial a search kept was
+// a stall of this host (transient, or a receiver's stall worth a rerun).
+func onlyStalls(res rfc2544.ThroughputResult) bool {
+	for _, tr := range res.Trials {
+		if tr.Outcome == rfc2544.OutcomeTesterLimited && !tr.Result.TesterLimitTransient && !tr.Result.TesterLimitRetry {
+			return false
+		}
+	}
+	return true
 }

@@ -140,11 +140,19 @@ func TestXDPShaped(t *testing.T) {
 	if ra.TesterLimited {
 		t.Errorf("%d B at 150%% of R: tester-limited (%s), want the DUT's loss", frame, ra.TesterLimitReason)
 	}
+	// The path holds what tbf's queue holds, and what waits before it:
+	// the DUT's input queue (netdev_max_backlog), which fills when the
+	// DUT's CPU falls behind. CI on 2026-12-02 lost 31.85 % for a model
+	// of 33.33 − 0.43 ± 1 with frames waiting up to 43 ms, where a full
+	// 100-frame queue at R is 2.8 ms: 1,130 frames more got through. So
+	// the frames held are the larger of the queue and R × the trial's
+	// spread of latency (worst less least), each as measured.
 	above := ra.Streams[0]
 	ideal := 100 * (1 - rFPS/above.OfferedFPS)
-	slack := 100 * (limit + 0.01*rFPS + 2) / float64(above.Sent)
+	held := max(limit, rFPS*float64(above.Latency.MaxNs-above.Latency.MinNs)/1e9)
+	slack := 100 * (held + 0.01*rFPS + 2) / float64(above.Sent)
 	if got := above.LossPercent(); got < ideal-slack-1 || got > ideal+1 {
-		t.Errorf("%d B at 150%% of R: loss %.2f%%, want %.2f%% (−%.2f for queue and burst) ±1", frame, got, ideal, slack)
+		t.Errorf("%d B at 150%% of R: loss %.2f%%, want %.2f%% (−%.2f for the %.0f frames the path held and the burst) ±1", frame, got, ideal, slack, held)
 	}
 }
 
