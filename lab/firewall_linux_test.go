@@ -118,6 +118,11 @@ type dutTrial struct {
 	sent, received, forwarded uint64
 	testerLimited             bool
 	reason                    string
+	// overload is set when a trial transiently limited by the tester
+	// shows the DUT overloaded whatever the stall (trials.Result.Overloaded,
+	// as the rfc2544 runner judges it): the search counts such a trial the
+	// DUT's fail, and so does the check.
+	overload bool
 }
 
 // dutCounted runs each trial between two readings of the DUT's counters,
@@ -150,7 +155,8 @@ func (d *dutCounted) Run(ctx context.Context, spec trials.Spec) (trials.Result, 
 	}
 	tot := res.Totals()
 	d.trials = append(d.trials, dutTrial{rate: spec.RateFPS, sent: tot.Sent, received: tot.Received,
-		forwarded: c1.Forwarded4 - c0.Forwarded4 - d.learning, testerLimited: res.TesterLimited, reason: res.TesterLimitReason})
+		forwarded: c1.Forwarded4 - c0.Forwarded4 - d.learning, testerLimited: res.TesterLimited, reason: res.TesterLimitReason,
+		overload: res.TesterLimited && res.TesterLimitTransient && overloaded(res)})
 	return res, nil
 }
 
@@ -221,17 +227,21 @@ func checkDUTVerdicts(t *testing.T, size int, res rfc2544.ThroughputResult, dut 
 		dropped := int64(k.sent) - int64(k.forwarded)
 		t.Logf("  %d B at %.0f fps: sent %d, the DUT forwarded %d (dropped %d), received %d; tester-limited %v %s",
 			size, k.rate, k.sent, k.forwarded, dropped, k.received, k.testerLimited, k.reason)
-		if k.testerLimited {
-			continue
-		}
-		if k.received != k.forwarded {
+		if k.received != k.forwarded && (!k.testerLimited || k.overload) {
 			t.Errorf("%d B at %.0f fps: the tester counted %d received, the DUT forwarded %d: want the loss it reports to be the DUT's drops exactly",
 				size, k.rate, k.received, k.forwarded)
 		}
+		if k.testerLimited && !k.overload {
+			continue
+		}
+		// A trial the engine judged overloaded though the tester stalled
+		// (CI under stress-ng on 2026-12-02: a 76.8 ms lag, and the DUT
+		// forwarding 4.37 % below the offered load while its queue was
+		// busy) is a drop the DUT made.
 		if dropped > 0 && k.rate <= 1.1*res.FPS {
 			dropSeen = true
 		}
-		if math.Abs(k.rate-at) <= 1e-9*at && dropped == 0 {
+		if math.Abs(k.rate-at) <= 1e-9*at && dropped == 0 && !k.testerLimited {
 			resultSeen = true
 		}
 	}
@@ -482,4 +492,10 @@ func TestUDPFirewallIsTheDUTs(t *testing.T) {
 		t.Errorf("a 512 KiB send buffer through an overrun DUT: flow-controlled %v, tester-limited %v (%s): want flow-controlled",
 			fr.FlowControlled, fr.TesterLimited, fr.TesterLimitReason)
 	}
+}
+
+// overloaded is trials.Result.Overloaded's verdict alone.
+func overloaded(r trials.Result) bool {
+	ok, _ := r.Overloaded()
+	return ok
 }
