@@ -172,8 +172,7 @@ type trialReq struct {
 
 // trial rests, runs one trial and classifies it. A trial the Tester marks
 // transiently tester-limited (its host stalled the generator: see
-// trials.Result.TesterLimitTransient), or worth a rerun (a receiver's stall:
-// TesterLimitRetry), is run again, up to trial.retries
+// trials.Result.TesterLimitTransient) is run again, up to trial.retries
 // times; the Observer hears of every run, the repeated ones marked
 // Discarded, and the record returned carries their reasons.
 func (r *Runner) trial(ctx context.Context, p Plan, q trialReq) (TrialRecord, error) {
@@ -186,7 +185,7 @@ func (r *Runner) trial(ctx context.Context, p Plan, q trialReq) (TrialRecord, er
 		if attempt > 1 {
 			rec.Attempt = attempt
 		}
-		retry := rec.Outcome == OutcomeTesterLimited && (rec.Result.TesterLimitTransient || rec.Result.TesterLimitRetry) && attempt <= p.Trial.Retries
+		retry := rec.Outcome == OutcomeTesterLimited && rec.Result.TesterLimitTransient && attempt <= p.Trial.Retries
 		if retry {
 			rec.Discarded = true
 			discarded = append(discarded, rec.TesterLimitReason)

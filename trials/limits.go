@@ -71,29 +71,10 @@ func stallShortfall(r StreamResult) bool {
 	return excess <= lag+lag/5+100*time.Microsecond
 }
 
-// rxStall says whether a receiving port's kernel drops are no more than a
-// stall of its receiver explains: at most maxStall of the frames sent to it
-// (fps, all streams). Its ring then overflowed while the thread was
-// descheduled (CI on 2026-12-02: 1,346 frames at 63 kfps, 21 ms of them, in
-// the main job's frame loss trial at 64 B). Such a limit is worth a rerun
-// (Result.TesterLimitRetry); a receiver too slow for the rate drops again.
-func rxStall(drops uint64, fps float64) bool {
-	return fps > 0 && float64(drops) <= fps*maxStall.Seconds()
-}
-
 // limits collects why a trial is tester-limited.
 type limits struct {
 	reasons []string
 	lasting bool // some reason is not a transient stall
-	final   bool // some reason is neither transient nor a receiver's stall
-}
-
-// addRx records a receiving port's kernel drops (reason): a lasting limit,
-// worth a rerun when a stall of the receiver explains them (rxStall).
-func (l *limits) addRx(stall bool, reason string) {
-	l.reasons = append(l.reasons, reason)
-	l.lasting = true
-	l.final = l.final || !stall
 }
 
 // add records reasons; transient says they are all stalls of the tester's
@@ -104,7 +85,6 @@ func (l *limits) add(transient bool, reasons []string) {
 	}
 	l.reasons = append(l.reasons, reasons...)
 	l.lasting = l.lasting || !transient
-	l.final = l.final || !transient
 }
 
 // apply marks res tester-limited when any reason was added.
@@ -115,7 +95,6 @@ func (l *limits) apply(res *Result) {
 	res.TesterLimited = true
 	res.TesterLimitReason = joinReasons(l.reasons)
 	res.TesterLimitTransient = !l.lasting
-	res.TesterLimitRetry = !l.final
 }
 
 func joinReasons(r []string) string { return strings.Join(r, "; ") }

@@ -24,13 +24,6 @@ type Result struct {
 	// than a ceiling the tester keeps hitting: the same trial run again may
 	// well be valid. The rfc2544 runner repeats such trials (trial.retries).
 	TesterLimitTransient bool `json:"tester_limit_transient,omitempty"`
-	// TesterLimitRetry is set when every tester limit of the trial is
-	// transient or a receiver's kernel drops no more than a stall of its
-	// thread explains (at most 50 ms of the frames sent to it: its ring
-	// overflowed while it was descheduled). The trial is worth running
-	// again, and the rfc2544 runner does (trial.retries); unlike a
-	// transient limit, a receiver that keeps dropping stays a tester limit.
-	TesterLimitRetry bool `json:"tester_limit_retry,omitempty"`
 	// FlowControlled is set when the generator fell short because the path
 	// held it back (back-pressure: the kernel refused frames or held the
 	// transmit ring while the sender had time to spare), not because the

@@ -209,7 +209,6 @@ func runTransport(ctx context.Context, tr transport, spec Spec, unpaced bool) (R
 	res.Paths.TxSched = lastTxSched()
 	var lim limits
 	assigned := [2]bool{}
-	var offeredTo [2]float64 // frames/s sent towards each port
 	for _, st := range states {
 		intended := intendedFPS(st, spec)
 		r := st.result(intended)
@@ -220,14 +219,11 @@ func runTransport(ctx context.Context, tr transport, spec Spec, unpaced bool) (R
 			assigned[to] = true
 		}
 		res.Streams = append(res.Streams, r)
-		offeredTo[to] += r.OfferedFPS
 		if gt, gr := generatorReasons(st, r, intended, rules.tol, rules.maxLag, stop.Load()); tr.passOn(from, r, gt, gr) {
 			lim.add(gt, gr)
 		}
-	}
-	for to, n := range drops {
-		if n > 0 && assigned[to] {
-			lim.addRx(rxStall(n, offeredTo[to]), tr.dropReason(to, n))
+		if r.KernelDrops > 0 {
+			lim.add(false, []string{tr.dropReason(to, r.KernelDrops)})
 		}
 	}
 	var loads [2]float64
