@@ -337,10 +337,9 @@ func (s *streamState) sizeCounts() []SizeCount {
 	}
 	if len(s.mixLat) == len(out) {
 		for k := range out {
-			if l := s.mixLat[k].summary(); l.Count > 0 {
-				// Lean: no histogram, no CDF (a Results message through
-				// an agent carries every size of every stream).
-				l.HDR, l.Buckets = "", nil
+			// Lean: no histogram, no CDF (a Results message through an
+			// agent carries every size of every stream).
+			if l := s.mixLat[k].stats(); l.Count > 0 {
 				out[k].Latency = &l
 			}
 		}

@@ -170,8 +170,30 @@ func (r *latencyRecorder) record(seq uint64, d int64) {
 	r.have, r.lastSeq, r.lastD = true, seq, d
 }
 
-// summary renders the recorder as a LatencySummary.
+// summary renders the recorder as a LatencySummary, with its histogram
+// (HDR) and CDF (Buckets).
 func (r *latencyRecorder) summary() LatencySummary {
+	s := r.stats()
+	if r.count == 0 {
+		return s
+	}
+	if b, err := r.h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+		s.HDR = string(b)
+	}
+	var last uint64
+	for _, b := range r.h.CumulativeDistribution() {
+		c := uint64(b.Count)
+		if c == last || c == 0 {
+			continue
+		}
+		last = c
+		s.Buckets = append(s.Buckets, LatencyBucket{UpToNs: min(max(b.ValueAt, r.min), r.max), Cumulative: c})
+	}
+	return s
+}
+
+// stats is summary without the histogram and the CDF.
+func (r *latencyRecorder) stats() LatencySummary {
 	if r.count == 0 {
 		return LatencySummary{}
 	}
@@ -193,18 +215,6 @@ func (r *latencyRecorder) summary() LatencySummary {
 	s.PDVP999Ns = s.P999Ns - s.MinNs
 	if r.ipdvN > 0 {
 		s.IPDVMeanAbsNs = r.ipdvSum / float64(r.ipdvN)
-	}
-	if b, err := r.h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
-		s.HDR = string(b)
-	}
-	var last uint64
-	for _, b := range r.h.CumulativeDistribution() {
-		c := uint64(b.Count)
-		if c == last || c == 0 {
-			continue
-		}
-		last = c
-		s.Buckets = append(s.Buckets, LatencyBucket{UpToNs: min(max(b.ValueAt, r.min), r.max), Cumulative: c})
 	}
 	return s
 }
