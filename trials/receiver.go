@@ -273,7 +273,7 @@ func (t *rxTrial) tally(payload []byte, sizeOK bool, got int, tsNs int64) {
 	if t.live != nil && !s.echo {
 		t.live.pend.frame(d)
 	}
-	s.trend.record(sig.TxNs, max(d, 0), sig.Seq)
+	s.trend.record(sig.TxNs, d, sig.Seq)
 	if sig.Seq == s.tagSeq.Load() {
 		s.taggedNs = max(d, 0)
 	}

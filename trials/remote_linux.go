@@ -161,6 +161,9 @@ func (e *RemoteEngine) peerRunID() uint8 { return e.trial.ready.RunID }
 // connected to port B only; a B->A stream is port B's to send.
 func (e *RemoteEngine) stream(st *streamState, from, _ int, _ Spec) error {
 	if from != 0 {
+		// A B->A stream, sent on port B's clock: unless the clocks are
+		// declared synchronized its latency trend is relative.
+		st.trend.relative = !e.cfg.OneWay
 		return nil
 	}
 	t := e.trial
@@ -452,16 +455,14 @@ func (e *RemoteEngine) release() {
 }
 
 // roundTripTrend is the latency trend of a stream's reflected frames, for
-// the sustained-rate verdict (Result.Sustained): without it a queue that
-// grew through a forward trial in round-trip mode went unseen, and a search
-// through a DUT with a 1000-frame queue passed 104 % of its rate
-// (agent's TestAgentMatchesLocalShaped). The round trip crosses the A->B
-// queue, so its growth shows; the reflected frames are a sample at a capped
-// rate (a token bucket in time, not every k-th frame), so their count says
-// nothing of the rate the DUT forwarded; their sequence numbers do
-// (ForwardedSeqFPS), and that is the forwarded rate the verdict's end test
-// (LatencyTrend.OverloadedAtEnd) reads. In one-way mode the merge takes port
-// B's own trend instead.
+// the sustained-rate verdict (Result.Sustained) when port B sent no trend
+// of its own for the stream (mergeRemote prefers that one: it times every
+// frame, not a sample, on the A->B path alone). The round trip crosses the
+// A->B queue, so its growth shows; the reflected frames are a sample at a
+// capped rate (a token bucket in time, not every k-th frame), so their
+// count says nothing of the rate the DUT forwarded; their sequence numbers
+// do (ForwardedSeqFPS), and that is the forwarded rate the verdict's end
+// test (LatencyTrend.OverloadedAtEnd) reads.
 func roundTripTrend(t *LatencyTrend) *LatencyTrend {
 	if t == nil {
 		return nil

@@ -42,6 +42,11 @@ type RemoteReceive struct {
 	// per second (a token bucket holding 50 ms of them, at least one).
 	Reflect    netip.AddrPort
 	ReflectFPS float64
+	// UnsyncedClock says the sender's clock is not declared synchronized
+	// with this host's: the streams' latency trends (what the
+	// sustained-rate verdict reads) are then relative to their own base,
+	// free of the clocks' offset (LatencyTrend).
+	UnsyncedClock bool
 }
 
 // RemoteSend says where a RemoteSender sends and within which limits.

@@ -1,6 +1,7 @@
 package trials
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func TestMergeRemote(t *testing.T) {
 	}{
 		{name: "round trip", oneWay: false, want: []StreamResult{
 			{ID: 1, Direction: AtoB, Sent: 1000, IntendedFPS: 1000, OfferedFPS: 999, TxSeconds: 1, Received: 990, Lost: 10, Duplicate: 2, Late: 1,
-				Latency: rtt, TaggedLatencyNs: 2e6, LastLossNs: 5e8},
+				Latency: rtt, TaggedLatencyNs: 2e6, LastLossNs: 5e8, Trend: growing},
 			{ID: 2, Direction: BtoA, Sent: 1000, IntendedFPS: 1000, OfferedFPS: 998, TxSeconds: 1.001, Received: 1000, Reordered: 1,
 				TaggedLatencyNs: -1, LastLossNs: -1},
 		}},
@@ -56,12 +57,28 @@ func TestMergeRemote(t *testing.T) {
 			if got.Paths.Transport != "udp" || got.TesterLimited {
 				t.Errorf("paths %+v, tester-limited %v", got.Paths, got.TesterLimited)
 			}
-			// One way, the agent's trend reaches the sustained-rate verdict.
-			if ok, _ := got.Sustained(); ok != (!tc.oneWay) {
-				t.Errorf("sustained %v, want %v: the agent's A->B queue grew", ok, !tc.oneWay)
+			// Either way, the agent's trend reaches the sustained-rate
+			// verdict.
+			if ok, _ := got.Sustained(); ok {
+				t.Errorf("sustained, want not: the agent's A->B queue grew")
 			}
 		})
 	}
+	// An agent that sent no trend for A->B leaves the round trip's.
+	t.Run("round trip, no agent trend", func(t *testing.T) {
+		l, r := local, remote
+		l.Streams = slices.Clone(local.Streams)
+		l.Streams[0].Trend = growing
+		r.Streams = slices.Clone(remote.Streams)
+		r.Streams[1].Trend = nil
+		got, err := mergeRemote(false, 4, l, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Streams[0].Trend != growing {
+			t.Errorf("A->B trend %+v, want the round trip's", got.Streams[0].Trend)
+		}
+	})
 	t.Run("tester-limited agent", func(t *testing.T) {
 		r := remote
 		r.TesterLimited, r.TesterLimitReason = true, "stream 2: generator offered 800 fps"

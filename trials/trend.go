@@ -43,6 +43,11 @@ type trendBin struct {
 type trendRecorder struct {
 	originNs int64 // send time (Unix ns) of the first frame counted
 	have     bool
+	// relative says the senders' clock is not this host's (two hosts whose
+	// clocks are not declared synchronized): a one-way latency is then off
+	// by an unknown constant, possibly negative, so it is kept signed, and
+	// the series is taken relative to its own base (see relativize).
+	relative bool
 	widthNs  int64
 	used     int // bins in use: highest index + 1
 	bins     [trendBins]trendBin
@@ -50,10 +55,14 @@ type trendRecorder struct {
 
 func newTrendRecorder() *trendRecorder { return &trendRecorder{widthNs: trendBinNs} }
 
-// record adds frame seq, sent at txNs (Unix ns), with latency d (ns,
-// already clamped at zero). The first frame counted is the origin; one sent
-// before it (reordered) counts in the first bin.
+// record adds frame seq, sent at txNs (Unix ns), with latency d (ns; a
+// negative one counts as zero unless the recorder is relative). The first
+// frame counted is the origin; one sent before it (reordered) counts in the
+// first bin.
 func (r *trendRecorder) record(txNs, d int64, seq uint64) {
+	if !r.relative {
+		d = max(d, 0)
+	}
 	if !r.have {
 		r.originNs, r.have = txNs, true
 	}
@@ -116,11 +125,55 @@ func (r *trendRecorder) trend() *LatencyTrend {
 		t.MinNs = append(t.MinNs, b.min)
 		t.MeanNs = append(t.MeanNs, int64(math.Round(b.sum/float64(b.n))))
 	}
+	if r.relative {
+		t.relativize()
+	}
 	if !t.Fit() {
 		return nil
 	}
 	t.TrimSeries()
 	return t
+}
+
+// relativize shifts a series timed across two clocks that are not
+// synchronized so that its base (BaseNs: the lowest bin minimum over the
+// first tenth of the span) is zero. The constant offset between the clocks
+// then drops out, and what the sustained-rate test reads, the latency's
+// rise through the trial, is measured as with one clock: a queue that
+// grows adds the same delay to the frames whatever the clocks say. Two
+// clocks that run at different rates add a slope of their own (a clock
+// slewed by NTP at its largest rate, 500 ppm, gains 1 ms in 2 s), so the
+// hosts' clocks must be disciplined (PROTOCOL.md, "Latency"). The rise
+// that matters is then SustainMinRise: the true base is unknown.
+func (t *LatencyTrend) relativize() {
+	var x0, span int64
+	first := true
+	for i, n := range t.Count {
+		if n > 0 {
+			if first {
+				x0, first = t.SentNs[i], false
+			}
+			span = t.SentNs[i] - x0
+		}
+	}
+	if first {
+		return
+	}
+	base, have := int64(0), false
+	for i, n := range t.Count {
+		if n > 0 && (!have || t.SentNs[i]-x0 <= span/10) {
+			if !have || t.MinNs[i] < base {
+				base = t.MinNs[i]
+			}
+			have = true
+		}
+	}
+	for i, n := range t.Count {
+		if n > 0 {
+			t.MinNs[i] -= base
+			t.MeanNs[i] -= base
+		}
+	}
 }
 
 // TrimSeries drops the per-bin series of a trend that is not growing,

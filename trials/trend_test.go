@@ -26,11 +26,17 @@ type synth struct {
 	every           int
 	seed            uint64
 	originUnixNanos int64
+	// offset is added to every latency (s): the sending host's clock
+	// behind (positive) or ahead of the receiver's; relative records the
+	// trend as across clocks not synchronized (trendRecorder.relative).
+	offset   float64
+	relative bool
 }
 
 func (s synth) trend() *LatencyTrend {
 	rng := rand.New(rand.NewPCG(s.seed, 1))
 	r := newTrendRecorder()
+	r.relative = s.relative
 	origin := s.originUnixNanos
 	if origin == 0 {
 		origin = 1_700_000_000_000_000_000
@@ -67,7 +73,7 @@ func (s synth) trend() *LatencyTrend {
 		if s.every > 1 && i%s.every != 0 {
 			continue
 		}
-		r.record(origin+int64(t*1e9), int64(d*1e9), uint64(i))
+		r.record(origin+int64(t*1e9), int64((d+s.offset)*1e9), uint64(i))
 	}
 	return r.trend()
 }
@@ -322,6 +328,54 @@ func TestTrendRecorder(t *testing.T) {
 	}
 	if r.trend() != nil {
 		t.Errorf("trend over 2 bins with frames, want nil (fewer than %d)", minTrendBins)
+	}
+}
+
+// TestRelativeTrend: a trend timed across two clocks that are not
+// synchronized (a sender's clock seconds ahead of the receiver's, so every
+// one-way latency is negative, or behind) gets the verdict and the fit of
+// the same trial timed on one clock, its base taken as zero; recorded as
+// if the clocks were one, it does not (a latency below zero counts as zero,
+// and a base of seconds sets a rise that matters of ten times that).
+func TestRelativeTrend(t *testing.T) {
+	const mu = 12278.0
+	cases := []struct {
+		name    string
+		s       synth
+		growing bool
+	}{
+		{"1.5 % above a 10 ms bucket", synth{rate: 1.015 * mu, dur: 2, tbf: &tbfModel{mu: mu, burst: 0.01 * mu, base: 4e-6}, jitter: 50 * time.Microsecond}, true},
+		{"0.98 of the rate", synth{rate: 0.98 * mu, dur: 2, tbf: &tbfModel{mu: mu, burst: 0.01 * mu, base: 4e-6}, jitter: 50 * time.Microsecond}, false},
+		{"a stall's backlog draining", synth{rate: 0.95 * mu, dur: 2, tbf: &tbfModel{mu: mu, burst: 0.01 * mu, base: 4e-6}, stallAt: 0.5, stall: 0.04}, false},
+	}
+	for _, c := range cases {
+		one := c.s.trend()
+		for _, off := range []float64{-3.2, -40e-6, 0, 2.5} {
+			s := c.s
+			s.offset, s.relative = off, true
+			rel := s.trend()
+			if rel == nil || one == nil {
+				t.Fatalf("%s, offset %g s: no trend", c.name, off)
+			}
+			if g := rel.Growing(); g != c.growing || one.Growing() != c.growing {
+				t.Errorf("%s, offset %g s: growing %v (one clock: %v), want %v", c.name, off, g, one.Growing(), c.growing)
+			}
+			// The fit moves by the base alone (to a few ns of rounding).
+			near := func(a, b int64) bool { return a-b <= 2 && b-a <= 2 }
+			if rel.BaseNs != 0 || math.Abs(rel.SlopeNsPerS-one.SlopeNsPerS) > 1e-6*math.Abs(one.SlopeNsPerS)+1 ||
+				!near(rel.RiseNs, one.RiseNs) || !near(rel.EndNs-rel.BaseNs, one.EndNs-one.BaseNs) {
+				t.Errorf("%s, offset %g s: base %d slope %g rise %d end %d, want base 0 and one clock's slope %g rise %d end−base %d",
+					c.name, off, rel.BaseNs, rel.SlopeNsPerS, rel.RiseNs, rel.EndNs, one.SlopeNsPerS, one.RiseNs, one.EndNs-one.BaseNs)
+			}
+		}
+		// The same series recorded as on one clock is misjudged.
+		for _, off := range []float64{-3.2, 2.5} {
+			s := c.s
+			s.offset = off
+			if c.growing && s.trend().Growing() {
+				t.Errorf("%s, offset %g s, not relative: growing, want the offset to hide it (the test shows nothing)", c.name, off)
+			}
+		}
 	}
 }
 

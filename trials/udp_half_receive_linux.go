@@ -54,7 +54,9 @@ func startUDPReceive(cfg RemotePort, spec Spec, runID uint8, recv []Stream, opt 
 		return nil, err
 	}
 	for _, s := range recv {
-		u.streams = append(u.streams, newStreamState(s))
+		st := newStreamState(s)
+		st.trend.relative = opt.UnsyncedClock
+		u.streams = append(u.streams, st)
 	}
 	t := newRxTrial(runID, spec.FrameSize, u.streams)
 	if spec.OnInterval != nil {

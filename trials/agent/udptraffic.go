@@ -64,6 +64,9 @@ func (u *UDPTraffic) StartReceive(ctx context.Context, t Trial, reflectTo netip.
 		From:       t.Peer.Addr().Unmap(),
 		Reflect:    unmapped(reflectTo),
 		ReflectFPS: fps,
+		// Without synchronized clocks a one-way latency is off by the
+		// clocks' offset; the trend, relative to its own base, is not.
+		UnsyncedClock: t.Latency != LatencyOneWay,
 	})
 	if err != nil {
 		return nil, err

@@ -98,6 +98,15 @@ func TestAgentMatchesLocalShaped(t *testing.T) {
 			for _, s := range tr.Result.Streams {
 				t.Logf("  stream %d %v: sent %d received %d lost %d max lag %v, catch-up +%.2f%% burst %d", s.ID, s.Direction, s.Sent, s.Received, s.Lost,
 					time.Duration(s.MaxLagNs), 100*s.CatchUpOverspeed, s.CatchUpBurstFrames)
+				if tr := s.Trend; tr != nil {
+					if tr.SansPauses != nil {
+						t.Logf("    pauses of %.3f ms removed", float64(tr.PauseNs)/1e6)
+						tr = tr.SansPauses
+					}
+					t.Logf("    trend %d bins over %.2f s: slope %.4g ns/s ± %.3g, base %.3f rise %.3f step %.3f late rise %.3f end %.3f ms; busy %d bins slope %.4g fwd %.0f seq %.0f fps; growing %v",
+						tr.Bins, tr.SpanS, tr.SlopeNsPerS, tr.SlopeSENsPerS, float64(tr.BaseNs)/1e6, float64(tr.RiseNs)/1e6, float64(tr.StepNs)/1e6,
+						tr.LateSlopeNsPerS*tr.SpanS/2/1e6, float64(tr.EndNs)/1e6, tr.BusyBins, tr.BusySlopeNsPerS, tr.ForwardedFPS, tr.ForwardedSeqFPS, tr.Growing())
+				}
 			}
 		}
 		want := r1
