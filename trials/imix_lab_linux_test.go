@@ -20,11 +20,13 @@ import (
 // to R bit/s (drawn at test time, from 10 Mbit/s to what the transport
 // carries here; the lab's default queue
 // and bucket), a throughput search of the quick profile on the simple IMIX
-// with the raw or the udp transport (drawn) finds R in bits/s of the mix's mean
-// frame within −2 % … +1 %, the window the fixed sizes are held to
+// with the raw, udp or xdp transport (drawn) finds R in bits/s of the mix's
+// mean frame within −2 % … +1 %, the window the fixed sizes are held to
 // (TestSearchAccuracyDefaultQueue): R/(8·(F̄−4)) frames/s, tbf counting
 // each frame without its FCS. A trial well below R gets every frame of every
-// size through, in the mix's 7:4:1 shares. RFC2544_SEED=N replays a draw.
+// size through, in the mix's 7:4:1 shares (raw and udp always, xdp when it
+// is the transport drawn: its XDP program takes the test frames from the
+// raw receiver while it is open). RFC2544_SEED=N replays a draw.
 func TestIMIXSearchAccuracy(t *testing.T) {
 	seed := testseed.Seed(t, "./trials")
 	rng := rand.New(rand.NewPCG(seed, 0x1616))
@@ -33,20 +35,22 @@ func TestIMIXSearchAccuracy(t *testing.T) {
 	// 400 Mbit/s (100.48 % of R found at 394 Mbit/s in CI on 2026-12-02),
 	// udp 200 (at 394 Mbit/s, 140.8 kfps of IMIX, its generator fell
 	// behind from 109 kfps on and the search ended at ≥ 96.9 % of R,
-	// tester-limited). Both transports send the mix at R/2 below.
-	search := []string{"raw", "udp"}[rng.IntN(2)]
-	top := map[string]float64{"raw": 400e6, "udp": 200e6}[search]
+	// tester-limited), xdp 400 as raw. Each transport sends the mix at R/2
+	// below.
+	search := []string{"raw", "udp", "xdp"}[rng.IntN(3)]
+	top := map[string]float64{"raw": 400e6, "udp": 200e6, "xdp": 400e6}[search]
 	rateBps := uint64(10e6+rng.Float64()*(top-10e6)) / 1000 * 1000
 	mean := framing.IMIX.MeanSize()
 	want := float64(rateBps) / (8 * (mean - 4))
-	t.Logf("imix (mean frame %.2f B) through a DUT shaped to %d bit/s: R = %.0f fps; search on the %s transport", mean, rateBps, want, search)
+	t.Logf("seed %d: imix (mean frame %.2f B) through a DUT shaped to %d bit/s: R = %.0f fps; search on the %s transport", seed, mean, rateBps, want, search)
 	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: rateBps}})
 	udp, raw := labTesters(t, st)
+	testers := map[string]rfc2544.Tester{"raw": raw, "udp": udp}
 
 	// Below R: every frame of every size comes through.
 	spec := trials.Spec{FrameSize: framing.SizeIMIX, Streams: []trials.Stream{{ID: 1, Direction: trials.AtoB}},
 		RateFPS: 0.5 * want, Duration: time.Second, Settle: 500 * time.Millisecond, Learning: 100 * time.Millisecond}
-	for name, e := range map[string]rfc2544.Tester{"raw": raw, "udp": udp} {
+	halfRate := func(name string, e rfc2544.Tester) {
 		r, err := e.Run(context.Background(), spec)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -67,13 +71,20 @@ func TestIMIXSearchAccuracy(t *testing.T) {
 			}
 		}
 	}
+	halfRate("raw", raw)
+	halfRate("udp", udp)
+	if search == "xdp" {
+		x := labXDP(t, st)
+		halfRate("xdp", x)
+		testers["xdp"] = x
+	}
 
 	plan, err := rfc2544.DefaultPlan(rfc2544.ProfileQuick)
 	if err != nil {
 		t.Fatal(err)
 	}
 	plan.Tests, plan.FrameSizes, plan.LinkBps, plan.NoProbe = []rfc2544.Test{rfc2544.TestThroughput}, []int{framing.SizeIMIX}, 1e9, true
-	tester := map[string]rfc2544.Tester{"raw": raw, "udp": udp}[search]
+	tester := testers[search]
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	res, err := (&rfc2544.Runner{Tester: tester, Plan: plan}).Throughput(ctx, framing.SizeIMIX)
 	cancel()

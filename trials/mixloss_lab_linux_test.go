@@ -25,8 +25,8 @@ import (
 // lab: a kernel DUT with an nftables rule that drops the IP packets of one
 // length only (meta length = that frame size − 18) forwards a custom mix of
 // three sizes drawn at test time (one of 64–299 B, one of 300–999 B, one of
-// 1000–1518 B, weights 1–8, the dropped size drawn among them). On the raw
-// and the udp transport, a trial of the mix at a modest rate (10,000
+// 1000–1518 B, weights 1–8, the dropped size drawn among them). On the raw,
+// udp and xdp transports, a trial of the mix at a modest rate (10,000
 // frames/s, far below what the DUT forwards) loses every frame of the
 // dropped size and none of the others, per size (StreamResult.Sizes, each
 // received size with its own latency); the
@@ -58,10 +58,11 @@ func TestMixLossAttribution(t *testing.T) {
 	const rate = 10000
 	spec := trials.Spec{FrameSize: code, Streams: []trials.Stream{{ID: 1, Direction: trials.AtoB}},
 		RateFPS: rate, Duration: time.Second, Settle: 500 * time.Millisecond, Learning: 100 * time.Millisecond}
-	for _, tc := range []struct {
+	type transport struct {
 		name string
 		e    rfc2544.Tester
-	}{{"raw", raw}, {"udp", udp}} {
+	}
+	check := func(tc transport) {
 		before := dropped()
 		r, err := tc.e.Run(context.Background(), spec)
 		if err != nil {
@@ -100,6 +101,8 @@ func TestMixLossAttribution(t *testing.T) {
 			}
 		}
 	}
+	check(transport{"raw", raw})
+	check(transport{"udp", udp})
 
 	// The frame loss procedure (RFC 2544 §26.3) on the mix, its line rate
 	// set so that 100 % is the same modest rate: every point attributes
@@ -138,6 +141,10 @@ func TestMixLossAttribution(t *testing.T) {
 		}
 		checkAttribution(t, "frame loss", mix, drop, counts, p.Sent, p.Received)
 	}
+
+	// The xdp transport last: its XDP program takes the test frames from
+	// the raw receiver while it is open.
+	check(transport{"xdp", labXDP(t, st)})
 }
 
 // checkAttribution checks a mix trial's per-size counts: every size of the

@@ -4,16 +4,46 @@ package trials_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/rfc2544/rfc2544/internal/afxdp"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials"
 )
+
+// labXDP opens the xdp transport on a lab, its sending thread off the DUT's
+// CPUs, and skips the test where AF_XDP cannot run. Its XDP program takes
+// the test frames from a raw engine's receiver while it is open.
+func labXDP(t testing.TB, st *lab.State) *trials.XDPEngine {
+	t.Helper()
+	pc := func(p lab.Port) trials.PortConfig {
+		return trials.PortConfig{Namespace: p.Namespace, Interface: p.Interface, Addr: p.IPv4, Gateway: p.GatewayV4, Addr6: p.IPv6, Gateway6: p.GatewayV6}
+	}
+	cfg := trials.Config{A: pc(st.A), B: pc(st.B)}
+	for c := range 64 {
+		if !slices.Contains(st.DUTCPUs, c) {
+			cfg.TxCPU = c + 1
+			break
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	e, err := trials.OpenXDP(ctx, cfg)
+	if errors.Is(err, afxdp.ErrNotSupported) {
+		t.Skipf("AF_XDP cannot run here: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("OpenXDP: %v", err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
 
 // labTesters opens both transports on a lab: the UDP engine (kernel sockets
 // in the tester namespaces) and the raw engine using the interfaces' own

@@ -166,13 +166,9 @@ func (e *XDPEngine) prepare(spec Spec) error {
 			return err
 		}
 	}
-	if framing.IsMix(spec.FrameSize) {
-		return fmt.Errorf("trial frame_size %s: the xdp transport does not send frame-size mixes yet: use --transport raw or udp for %s: %w",
-			framing.SizeName(spec.FrameSize), framing.SizeName(spec.FrameSize), ErrNotSupported)
-	}
-	if m := afxdp.MaxFrameSize(afxdp.DefaultChunkSize); spec.FrameSize > m {
-		return fmt.Errorf("trial frame_size %d: the xdp transport carries frames up to %d bytes (no AF_XDP multi-buffer yet): use --transport raw for jumbo frames",
-			spec.FrameSize, m)
+	if m, big := afxdp.MaxFrameSize(afxdp.DefaultChunkSize), framing.LargestFrame(spec.FrameSize); big > m {
+		return fmt.Errorf("trial frame_size %s: the xdp transport carries frames up to %d bytes (no AF_XDP multi-buffer yet), not %d: use --transport raw for jumbo frames",
+			framing.SizeName(spec.FrameSize), m, big)
 	}
 	return checkQueueFlows(spec, e.queues())
 }
@@ -186,10 +182,13 @@ func (e *XDPEngine) neighbours() [2]*neighbour {
 	return [2]*neighbour{&e.ports[0].neighbour, &e.ports[1].neighbour}
 }
 
-// stream builds st's templates, one per flow; ready writes them into the
-// sending port's UMEM.
+// stream builds st's templates, one per flow; for a frame-size mix, one
+// per place in the mix's pattern and flow (streamSizes), as the raw
+// transport does. ready writes them into the sending port's UMEM.
 func (e *XDPEngine) stream(st *streamState, from, to int, spec Spec) error {
-	for f := range queueFlows(st, e.queues()) {
+	flows := queueFlows(st, e.queues())
+	for k, size := range streamSizes(spec.FrameSize, flows) {
+		f := k % flows
 		dmac, src, dst := e.macs[from], e.ports[from].cfg.Addr.Addr(), e.ports[to].cfg.Addr.Addr()
 		if spec.IPv6 {
 			dmac, src, dst = e.macs6[from], e.ports[from].cfg.Addr6.Addr(), e.ports[to].cfg.Addr6.Addr()
@@ -201,7 +200,7 @@ func (e *XDPEngine) stream(st *streamState, from, to int, spec Spec) error {
 			DstIP:     dst,
 			SrcPort:   framing.DefaultSrcPort + uint16(f),
 			DstPort:   framing.DefaultDstPort,
-			FrameSize: spec.FrameSize,
+			FrameSize: size,
 		})
 		if err != nil {
 			return fmt.Errorf("stream %d: %w", st.spec.ID, err)

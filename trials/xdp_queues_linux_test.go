@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rfc2544/rfc2544/framing"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 )
@@ -103,13 +104,16 @@ func queueDelta(after, before []uint64) []uint64 {
 // over both of A's queues, half each, and B's socket on queue q receives
 // exactly what A's queue q sent (a veth keeps the queue): both queues
 // carried frames, and the two receive loops' merged accounting counts
-// every frame once, in order within each flow. Asking more queues than
-// the CPUs (or the veths) have is refused naming --queues, before traffic.
+// every frame once, in order within each flow. The frame size is drawn,
+// the simple IMIX among them: each queue then sends its frames of the mix
+// (queue q the frames ≡ q mod 2 of the pattern), every frame at its
+// pattern's size. Asking more queues than the CPUs (or the veths) have is
+// refused naming --queues, before traffic.
 func TestXDPQueuesLoop(t *testing.T) {
 	rng := xdpRand(t)
 	rate := float64(20000 + rng.IntN(60001))
-	size := []int{64, 512, 1518}[rng.IntN(3)]
-	t.Logf("%d B at %.0f fps over 2 queues", size, rate)
+	size := []int{64, 512, 1518, framing.SizeIMIX}[rng.IntN(4)]
+	t.Logf("%s at %.0f fps over 2 queues", framing.SizeName(size), rate)
 	st := labtest.New(t, lab.Config{Topology: lab.TopologyLoop, Queues: 2})
 	cfg := xdpPortsOf(st)
 	cfg.Queues = 3
@@ -146,6 +150,19 @@ func TestXDPQueuesLoop(t *testing.T) {
 	}
 	if s.Received != rcvd[0]+rcvd[1] {
 		t.Errorf("stream received %d, the queues %d + %d", s.Received, rcvd[0], rcvd[1])
+	}
+	if m, ok := framing.MixOf(size); ok {
+		// A frame of the wrong size for its place in the pattern is
+		// counted lost (above); every size was sent in its share.
+		t.Logf("per size: %+v", s.Sizes)
+		if len(s.Sizes) != len(m.Parts) {
+			t.Errorf("per-size counts %+v, want one per size of %s", s.Sizes, m.Name)
+		}
+		for _, c := range s.Sizes {
+			if c.Sent == 0 || c.Received != c.Sent {
+				t.Errorf("%d B: %d sent, %d received; want some sent, all received", c.FrameSize, c.Sent, c.Received)
+			}
+		}
 	}
 	if d := s.OfferedFPS/rate - 1; d < -0.01 || d > 0.01 {
 		t.Errorf("offered %.0f fps for %.0f asked (%+.2f %%), want within 1 %%", s.OfferedFPS, rate, 100*d)

@@ -17,20 +17,27 @@ import (
 )
 
 // TxStream is one stream to send: its ID (the signature's StreamID) and
-// the templates of its flows, built once by package framing.
+// the templates it cycles through, built once by package framing: the
+// socket's k-th frame of the stream (sequence number seq, k = seq/stride
+// in SendStride) is template k mod len(Templates), one per flow, or per
+// place in a frame-size mix's pattern and flow.
 type TxStream struct {
 	ID        uint16
 	Templates []*framing.Template
 }
 
 // txStream is a stream's share of the TX chunks: chunks [first, first+n),
-// chunk first+k holding template k mod len(tpls), and a FIFO of the free ones.
+// chunk first+k holding template cur[k], and a FIFO of the free ones. n is
+// a multiple of len(tpls) where the share allows it, so that, the chunks
+// coming back in order, chunk first+k always carries frames whose template
+// is k mod len(tpls) and is never rewritten.
 type txStream struct {
 	id          uint16
 	tpls        []*framing.Template
 	first, n    int
 	free        []uint64 // UMEM offsets of free chunks, a ring of n entries
 	head, nfree int
+	cur         []uint32 // the template each chunk holds
 }
 
 type txState struct {
@@ -81,17 +88,24 @@ func (s *Socket) PrepareTx(streams []TxStream) error {
 					st.ID, t.FrameSize(), max, s.cfg.ChunkSize)
 			}
 		}
-		ts := txStream{id: st.ID, tpls: st.Templates, first: i * per, n: per, free: make([]uint64, per), nfree: per}
-		for k := range per {
+		n := per
+		if l := len(st.Templates); l > 1 && l <= per {
+			n -= per % l
+		}
+		ts := txStream{id: st.ID, tpls: st.Templates, first: i * per, n: n, free: make([]uint64, n), nfree: n, cur: make([]uint32, n)}
+		for k := range n {
 			addr := uint64((ts.first + k) * s.cfg.ChunkSize)
 			ts.free[k] = addr
-			ts.tpls[k%len(ts.tpls)].CopyTo(s.umem[addr : addr+uint64(s.cfg.ChunkSize)])
+			ts.cur[k] = uint32(k % len(ts.tpls))
+			ts.tpls[ts.cur[k]].CopyTo(s.umem[addr : addr+uint64(s.cfg.ChunkSize)])
 		}
 		out[i] = ts
 	}
 	s.streams, s.perStream = out, per
 	return nil
 }
+
+var errZeroStride = errors.New("afxdp: send: stride 0; give 1, or the number of sockets sending the stream in turn")
 
 var errNoStream = errors.New("afxdp: send: no such stream; call PrepareTx first and pass an index into its streams")
 
@@ -111,6 +125,9 @@ func (s *Socket) SendStride(stream, n int, runID uint8, seq, stride uint64, txNs
 	if uint(stream) >= uint(len(s.streams)) {
 		return 0, errNoStream
 	}
+	if stride == 0 {
+		return 0, errZeroStride
+	}
 	s.reap()
 	st := &s.streams[stream]
 	k := s.tx.free(uint32(min(n, st.nfree)))
@@ -121,9 +138,21 @@ func (s *Socket) SendStride(stream, n int, runID uint8, seq, stride uint64, txNs
 		if st.head == st.n {
 			st.head = 0
 		}
-		c := int(addr)/s.cfg.ChunkSize - st.first
-		t := st.tpls[c%len(st.tpls)]
-		t.Stamp(s.umem[addr:addr+uint64(t.Len())], framing.Signature{RunID: runID, StreamID: st.id, Seq: seq + uint64(i)*stride, TxNs: txNs})
+		q := seq + uint64(i)*stride
+		t := st.tpls[0]
+		if len(st.tpls) > 1 {
+			// The frame's template by its place in the stream (the
+			// receiver expects frame k's flow and size there); its chunk
+			// holds it already unless the chunks came back out of order.
+			c := int(addr)/s.cfg.ChunkSize - st.first
+			w := uint32(q / stride % uint64(len(st.tpls)))
+			t = st.tpls[w]
+			if st.cur[c] != w {
+				t.CopyTo(s.umem[addr : addr+uint64(s.cfg.ChunkSize)])
+				st.cur[c] = w
+			}
+		}
+		t.Stamp(s.umem[addr:addr+uint64(t.Len())], framing.Signature{RunID: runID, StreamID: st.id, Seq: q, TxNs: txNs})
 		d := &s.tx.descs[(idx+i)&s.tx.mask]
 		d.Addr, d.Len, d.Options = addr, uint32(t.Len()), 0
 	}

@@ -61,14 +61,21 @@ func (p *pair) template(t testing.TB, size int, dport uint16) *framing.Template 
 // TestSendReceive sends frames through AF_XDP on one end of a veth pair and
 // receives them through AF_XDP on the other, in each XDP mode: every frame
 // arrives once, byte for byte as sent, with a kernel receive time after its
-// transmit time; the counters agree.
+// transmit time; the counters agree. With several templates of different
+// sizes (a frame-size mix's pattern, 7 of them: not a divisor of the
+// stream's chunks), frame n is template n mod 7, byte for byte.
 func TestSendReceive(t *testing.T) {
 	for _, tc := range []struct {
-		mode XDPMode
-		want string
-		size int
-	}{{XDPAuto, "native", 64}, {XDPGeneric, "generic", 64}, {XDPNative, "native", 1518}} {
-		t.Run(tc.mode.String()+"/"+strconv.Itoa(tc.size), func(t *testing.T) {
+		mode  XDPMode
+		want  string
+		sizes []int
+	}{{XDPAuto, "native", []int{64}}, {XDPGeneric, "generic", []int{64}}, {XDPNative, "native", []int{1518}},
+		{XDPAuto, "native", []int{64, 570, 64, 1518, 64, 570, 64}}} {
+		name := strconv.Itoa(tc.sizes[0])
+		if len(tc.sizes) > 1 {
+			name = "mix"
+		}
+		t.Run(tc.mode.String()+"/"+name, func(t *testing.T) {
 			p := newPair(t)
 			rx := open(t, p.nsB, Config{Interface: p.ifB, RX: true, XDPMode: tc.mode, DstPort: 7})
 			tx := open(t, p.nsA, Config{Interface: p.ifA, TX: true})
@@ -77,7 +84,10 @@ func TestSendReceive(t *testing.T) {
 			if f.XDPMode != tc.want {
 				t.Errorf("rx xdp mode %q, want %q (veth has native XDP)", f.XDPMode, tc.want)
 			}
-			tpls := []*framing.Template{p.template(t, tc.size, 7)}
+			var tpls []*framing.Template
+			for _, size := range tc.sizes {
+				tpls = append(tpls, p.template(t, size, 7))
+			}
 			if err := tx.PrepareTx([]TxStream{{ID: 5, Templates: tpls}}); err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +114,7 @@ func TestSendReceive(t *testing.T) {
 						}
 						got[sig.Seq] = true
 						nrx++
-						m := tpls[0].WriteFrame(buf, sig)
+						m := tpls[sig.Seq%uint64(len(tpls))].WriteFrame(buf, sig)
 						if !bytes.Equal(fr.Data, buf[:m]) {
 							bad++
 						}
