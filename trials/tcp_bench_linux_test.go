@@ -13,10 +13,8 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/internal/testseed"
-	"github.com/rfc2544/rfc2544/lab"
-	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/rfc2544"
-	"github.com/rfc2544/rfc2544/trials"
+	"github.com/rfc2544/rfc2544/trials/trialstest"
 )
 
 // TestBenchTCPIperf3 puts the RFC 6349 transfer beside iperf3 on the same
@@ -36,15 +34,11 @@ func TestBenchTCPIperf3(t *testing.T) {
 	}
 	seed := testseed.Seed(t, "./trials")
 	rng := rand.New(rand.NewPCG(seed, 3))
-	rateBps := uint64(20e6+rng.Float64()*80e6) / 1000 * 1000
-	delay := time.Duration(5+rng.IntN(11)) * time.Millisecond
 	const secs = 8
-	t.Logf("seed %d: relay shaped to %d bit/s with a %v delay each way, %d s transfers", seed, rateBps, delay, secs)
-	st := labtest.New(t, lab.Config{DUT: lab.DUTRelay, Delay: delay, AtoB: lab.Shaping{RateBps: rateBps}, BtoA: lab.Shaping{RateBps: rateBps}})
-	pair := trials.TCPPair{Base: trials.TCPConfig{
-		Sender:   trials.TCPEnd{Namespace: st.A.Namespace, Addr: st.A.IPv4.Addr()},
-		Receiver: trials.TCPEnd{Namespace: st.B.Namespace, Addr: st.B.IPv4.Addr()},
-	}}
+	t.Logf("seed %d: %d s transfers", seed, secs)
+	st, rateBps, _ := trialstest.RelayTCPLab(t, rng)
+	pair := trialstest.TCPPairOf(st)
+	a, b := pair.Base.Sender, pair.Base.Receiver
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	plan := rfc2544.TCPPlan{BottleneckBps: float64(rateBps), OverheadBytes: rfc2544.LabShaperOverhead, Duration: rfc2544.Duration(secs * time.Second)}
@@ -57,7 +51,7 @@ func TestBenchTCPIperf3(t *testing.T) {
 
 	// iperf3 with the same window and connections, server in B.
 	port := strconv.Itoa(5201 + rng.IntN(100))
-	srv := exec.Command("ip", "netns", "exec", st.B.Namespace, iperf3, "-s", "-1", "-B", st.B.IPv4.Addr().String(), "-p", port)
+	srv := exec.Command("ip", "netns", "exec", b.Namespace, iperf3, "-s", "-1", "-B", b.Addr.String(), "-p", port)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -66,8 +60,8 @@ func TestBenchTCPIperf3(t *testing.T) {
 	for try := 0; ; try++ {
 		// The server needs a moment to listen; a refused connect is
 		// tried again for up to 2 s.
-		c := exec.CommandContext(ctx, "ip", "netns", "exec", st.A.Namespace, iperf3, "-c", st.B.IPv4.Addr().String(), "-p", port,
-			"-B", st.A.IPv4.Addr().String(), "-w", strconv.Itoa(res.WindowBytes), "-P", strconv.Itoa(res.Streams), "-t", strconv.Itoa(secs), "-J")
+		c := exec.CommandContext(ctx, "ip", "netns", "exec", a.Namespace, iperf3, "-c", b.Addr.String(), "-p", port,
+			"-B", a.Addr.String(), "-w", strconv.Itoa(res.WindowBytes), "-P", strconv.Itoa(res.Streams), "-t", strconv.Itoa(secs), "-J")
 		out, err = c.Output()
 		if err == nil || try >= 20 {
 			break

@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rfc2544/rfc2544/lab"
-	"github.com/rfc2544/rfc2544/lab/labtest"
+	"github.com/rfc2544/rfc2544/internal/testseed"
 	"github.com/rfc2544/rfc2544/rfc2544"
-	"github.com/rfc2544/rfc2544/trials"
+	"github.com/rfc2544/rfc2544/trials/trialstest"
 )
 
 // TestTCPRFC6349Lab is issue 16's TCP goal on the lab: the relay DUT shaped
@@ -22,16 +21,9 @@ import (
 // throughput is that window (as the receiver advertised it) over the RTT
 // within 10 %.
 func TestTCPRFC6349Lab(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	rng := rand.New(rand.NewPCG(seed, 6349))
-	rateBps := uint64(20e6+rng.Float64()*80e6) / 1000 * 1000
-	delay := time.Duration(5+rng.IntN(11)) * time.Millisecond
-	t.Logf("seed %d: relay shaped to %d bit/s with a %v delay each way", seed, rateBps, delay)
-	st := labtest.New(t, lab.Config{DUT: lab.DUTRelay, Delay: delay, AtoB: lab.Shaping{RateBps: rateBps}, BtoA: lab.Shaping{RateBps: rateBps}})
-	pair := trials.TCPPair{Base: trials.TCPConfig{
-		Sender:   trials.TCPEnd{Namespace: st.A.Namespace, Addr: st.A.IPv4.Addr()},
-		Receiver: trials.TCPEnd{Namespace: st.B.Namespace, Addr: st.B.IPv4.Addr()},
-	}}
+	rng := rand.New(rand.NewPCG(testseed.Seed(t, "./trials"), 6349))
+	st, rateBps, delay := trialstest.RelayTCPLab(t, rng)
+	pair := trialstest.TCPPairOf(st)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	plan := rfc2544.TCPPlan{BottleneckBps: float64(rateBps), OverheadBytes: rfc2544.LabShaperOverhead, Duration: rfc2544.Duration(8 * time.Second), RTTProbes: 20}
@@ -66,34 +58,10 @@ func TestTCPRFC6349Lab(t *testing.T) {
 
 	// A window below the BDP: the throughput is the window that ran (the
 	// receiver's advertised window) over the RTT the transfer saw, within
-	// 10 % (TCPRun.WindowBps). That RTT, not the idle baseline: the relay
-	// DUT, a process on the tester's two CPUs, adds 0.6-2 ms under load
-	// (2026-12-01), which the window-bound transfer pays on every round
-	// trip.
+	// 10 % (trialstest.CheckWindowBound).
 	run, err := pair.RunTCP(ctx, int(res.BDPBytes/4), 1, 6*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkWindowBound(t, "", run, res.BDPBytes, rtt)
-}
-
-// checkWindowBound checks a transfer run with a window below the BDP: the
-// window advertised stayed under the BDP, and the throughput is the
-// window over the RTT the transfer saw (TCPRun.WindowBps) within 10 %.
-func checkWindowBound(t *testing.T, name string, run trials.TCPRun, bdp float64, baseline time.Duration) {
-	t.Helper()
-	var peer int64
-	for _, s := range run.Samples {
-		peer = max(peer, s.PeerWindowBytes)
-		t.Logf("%s  %.1f s: %.2f Mbit/s, rtt %v, cwnd %d B, peer window %d B", name, s.AtS, s.Bps/1e6, time.Duration(s.RTTNs), s.CwndBytes, s.PeerWindowBytes)
-	}
-	want := run.WindowBps()
-	t.Logf("%s window-bound: advertised window up to %d B (BDP %.0f B), mean RTT %v (baseline %v): %.2f Mbit/s, window/RTT = %.2f Mbit/s (%.1f %%)",
-		name, peer, bdp, time.Duration(run.MeanRTTNs), baseline, run.Bps/1e6, want/1e6, 100*run.Bps/want)
-	if peer <= 0 || float64(peer) >= bdp {
-		t.Fatalf("%s advertised window %d B: not below the BDP %.0f B; the test cannot check the window-bound throughput", name, peer, bdp)
-	}
-	if run.Bps < 0.9*want || run.Bps > 1.1*want {
-		t.Errorf("%s window %d B: %.2f Mbit/s, want window/RTT = %.2f Mbit/s ±10 %%", name, peer, run.Bps/1e6, want/1e6)
-	}
+	trialstest.CheckWindowBound(t, "", run, res.BDPBytes, rtt)
 }

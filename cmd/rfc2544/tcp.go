@@ -30,6 +30,7 @@ MSS, TCP transfer time ratio, TCP efficiency and buffer delay.
   sudo rfc2544 tcp --lab --dut relay --rate 100mbit --delay 10ms
   sudo rfc2544 tcp --lab demo --window 64k --streams 2
   rfc2544 tcp --src 198.18.0.1 --dst 198.18.0.2 --bb 1G
+  sudo rfc2544 tcp --lab --rate 60mbit --bb search
   rfc2544 tcp --agent 198.19.1.2 --token-file agent.token [--bb 1G] [--reverse]
   sudo rfc2544 tcp --lab --dut relay --rate 100mbit --delay 10ms --out tcp-report
 
@@ -45,7 +46,8 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	labf := lab.AddFlags(fs)
 	src := fs.String("src", "", "sender `address` on this host (without --lab)")
 	dst := fs.String("dst", "", "receiver `address` on this host (without --lab)")
-	bb := fs.String("bb", "", "bottleneck bandwidth in bits per second, e.g. 100mbit (default on a shaped lab: its rate A to B)")
+	bb := fs.String("bb", "", "bottleneck bandwidth in bits per second, e.g. 100mbit, or search: the UDP throughput search between the two ends at 1518 B (default on a shaped lab: its rate A to B; through an agent: search)")
+	lineRate := fs.String("line-rate", "", "with the bottleneck search: its line rate (100 %), e.g. 10G (default: a nominal 1 Gbit/s on a lab or between two addresses; through an agent, its --max-rate)")
 	window := fs.String("window", "", "TCP window per connection in `bytes`, e.g. 256k (default: from the BDP)")
 	streams := fs.Int("streams", 0, "number of TCP connections (default: from the BDP)")
 	dur := fs.Duration("duration", rfc2544.DefaultTCPDuration, "length of the transfer")
@@ -98,12 +100,24 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		plan.WindowBytes = int(w)
 	}
-	if *bb != "" {
+	search := *bb == "search"
+	if *bb != "" && !search {
 		v, err := rate.ParseBits(*bb)
 		if err != nil {
-			return usagef("tcp --bb %q: %v", *bb, err)
+			return usagef("tcp --bb %q: %v; or --bb search to measure it", *bb, err)
 		}
 		plan.BottleneckBps, plan.BottleneckSource = v, "given (--bb)"
+	}
+	var bbc rfc2544.TCPBottleneckConfig
+	if *lineRate != "" {
+		v, err := rate.ParseBits(*lineRate)
+		if err != nil || !(v > 0) {
+			return usagef("tcp --line-rate %q: want a bit rate, e.g. 10G or 100mbit", *lineRate)
+		}
+		if plan.BottleneckBps != 0 {
+			return usagef("tcp --line-rate: applies to the bottleneck search only; --bb %s gives the bottleneck", *bb)
+		}
+		bbc.LinkBps = v
 	}
 	if ag.Addr != "" || *tokenFile != "" || ag.Namespace != "" {
 		switch {
@@ -123,7 +137,7 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := agent.CheckTCPPlan(plan.WindowBytes, plan.Streams); err != nil {
 			return usagef("%v", err)
 		}
-		res, err := agent.RunTCPTest(ctx, ag, plan, rfc2544.TCPBottleneckConfig{}, stderr)
+		res, err := agent.RunTCPTest(ctx, ag, plan, bbc, stderr)
 		if err != nil {
 			return fmt.Errorf("tcp: %w", err)
 		}
@@ -161,8 +175,11 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		pair.Base.Sender = trials.TCPEnd{Namespace: st.A.Namespace, Addr: st.A.IPv4.Addr()}
 		pair.Base.Receiver = trials.TCPEnd{Namespace: st.B.Namespace, Addr: st.B.IPv4.Addr()}
-		plan.OverheadBytes = rfc2544.LabShaperOverhead
-		if plan.BottleneckBps == 0 {
+		if plan.BottleneckBps == 0 && !search {
+			// The shaper's rate counts each packet with its 14-byte
+			// Ethernet header only (tbf); the search's rate, with the
+			// frame's L1 overhead (TCPPlan's default).
+			plan.OverheadBytes = rfc2544.LabShaperOverhead
 			r, dir := st.Config.AtoB.RateBps, "A to B"
 			if st.DUT == lab.DUTRelay {
 				r = st.Config.Relay.RateABBps
@@ -174,7 +191,7 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				}
 			}
 			if r == 0 {
-				return usagef("tcp: lab %s is not shaped: give --bb RATE (the path's bottleneck), or shape the lab with --rate", st.Name)
+				return usagef("tcp: lab %s is not shaped: give --bb RATE (the path's bottleneck) or --bb search (measure it), or shape the lab with --rate", st.Name)
 			}
 			plan.BottleneckBps, plan.BottleneckSource = float64(r), "the lab's shaper ("+dir+")"
 		}
@@ -185,6 +202,9 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return usagef("tcp: give --lab, or --src and --dst addresses of this host, e.g. --src 198.18.0.1 --dst 198.18.0.2")
 		}
 		pair.Base.Sender, pair.Base.Receiver = trials.TCPEnd{Addr: s}, trials.TCPEnd{Addr: d}
+		if plan.BottleneckBps == 0 && !search {
+			return usagef("tcp --src/--dst: give --bb RATE (the path's bottleneck, e.g. --bb 1G) or --bb search (measure it with the UDP throughput search)")
+		}
 	}
 	if *reverse {
 		pair.Base.Sender, pair.Base.Receiver = pair.Base.Receiver, pair.Base.Sender
@@ -196,6 +216,22 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := check.Validate(); err != nil {
 		return usagef("tcp: %v", err)
 	}
+	if plan.BottleneckBps == 0 {
+		// Measured, as RFC 6349 §3.2 has it: the UDP throughput search
+		// from the sender to the receiver.
+		plan.BottleneckBps = 1 // for Validate; the search sets it
+		if err := plan.Validate(); err != nil {
+			return usagef("%v", err)
+		}
+		if bbc.LinkBps == 0 {
+			bbc.LinkBps = rig.NominalLineRate
+		}
+		var err error
+		plan.BottleneckBps, plan.BottleneckSource, err = localBottleneck(ctx, pair.Base.Sender, pair.Base.Receiver, bbc, stderr)
+		if err != nil {
+			return fmt.Errorf("tcp: %w", err)
+		}
+	}
 	if err := plan.Validate(); err != nil {
 		return usagef("%v", err)
 	}
@@ -206,4 +242,23 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("tcp: %w", err)
 	}
 	return write(res)
+}
+
+// localBottleneck finds the bottleneck bandwidth from end from to end to
+// (namespaces or this host's addresses) with the UDP throughput search
+// (rfc2544.BottleneckByThroughput) on the udp transport.
+func localBottleneck(ctx context.Context, from, to trials.TCPEnd, c rfc2544.TCPBottleneckConfig, logw io.Writer) (float64, string, error) {
+	end := func(e trials.TCPEnd) trials.UDPPortConfig {
+		if e.Addr.Is6() {
+			return trials.UDPPortConfig{Namespace: e.Namespace, Addr6: e.Addr}
+		}
+		return trials.UDPPortConfig{Namespace: e.Namespace, Addr: e.Addr}
+	}
+	u, err := trials.OpenUDP(ctx, trials.UDPConfig{A: end(from), B: end(to)})
+	if err != nil {
+		return 0, "", fmt.Errorf("bottleneck search: %w", err)
+	}
+	defer u.Close()
+	fmt.Fprintf(logw, "tcp: bottleneck bandwidth: UDP throughput search %v -> %v, up to %.6g Mbit/s\n", from.Addr, to.Addr, c.LinkBps/1e6)
+	return rfc2544.BottleneckByThroughput(ctx, u, c)
 }

@@ -9,11 +9,10 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/internal/testseed"
-	"github.com/rfc2544/rfc2544/lab"
-	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/rfc2544"
 	"github.com/rfc2544/rfc2544/trials/agent"
 	"github.com/rfc2544/rfc2544/trials/agent/agenttest"
+	"github.com/rfc2544/rfc2544/trials/trialstest"
 )
 
 // TestAgentTCPRFC6349Lab is TestTCPRFC6349Lab (package trials) through the
@@ -29,11 +28,9 @@ import (
 func TestAgentTCPRFC6349Lab(t *testing.T) {
 	seed := testseed.Seed(t, "./trials/agent")
 	rng := rand.New(rand.NewPCG(seed, 6349))
-	rateBps := uint64(20e6+rng.Float64()*80e6) / 1000 * 1000
-	delay := time.Duration(5+rng.IntN(11)) * time.Millisecond
+	st, rateBps, delay := trialstest.RelayTCPLab(t, rng)
 	reverse := rng.IntN(2) == 1
-	t.Logf("seed %d: relay shaped to %d bit/s with a %v delay each way, reverse %v", seed, rateBps, delay, reverse)
-	st := labtest.New(t, lab.Config{DUT: lab.DUTRelay, Delay: delay, AtoB: lab.Shaping{RateBps: rateBps}, BtoA: lab.Shaping{RateBps: rateBps}})
+	t.Logf("seed %d: reverse %v", seed, reverse)
 	addr := agenttest.Serve(t, st.B.Namespace, st.B.IPv4.Addr(), token, agent.Policy{MaxRateBps: 1e9, MaxDuration: time.Minute})
 	c := labDial(t, st, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -75,18 +72,6 @@ func TestAgentTCPRFC6349Lab(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		var peer int64
-		for _, s := range run.Samples {
-			peer = max(peer, s.PeerWindowBytes)
-		}
-		want := run.WindowBps()
-		t.Logf("%s: buffers for BDP/4 = %d B: advertised window up to %d B (BDP %.0f B), mean RTT %v (baseline %v): %.2f Mbit/s, window/RTT = %.2f Mbit/s (%.1f %%)",
-			name, int(res.BDPBytes/4), peer, res.BDPBytes, time.Duration(run.MeanRTTNs), rtt, run.Bps/1e6, want/1e6, 100*run.Bps/want)
-		if peer <= 0 || float64(peer) >= res.BDPBytes {
-			t.Fatalf("%s: advertised window %d B: not below the BDP %.0f B; the test cannot check the window-bound throughput", name, peer, res.BDPBytes)
-		}
-		if run.Bps < 0.9*want || run.Bps > 1.1*want {
-			t.Errorf("%s: window %d B: %.2f Mbit/s, want window/RTT = %.2f Mbit/s ±10 %%", name, peer, run.Bps/1e6, want/1e6)
-		}
+		trialstest.CheckWindowBound(t, name+":", run, res.BDPBytes, rtt)
 	}
 }
