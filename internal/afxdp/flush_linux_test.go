@@ -86,8 +86,12 @@ func TestFlushTakenBeforeCompletion(t *testing.T) {
 			start := time.Now()
 			go func() {
 				time.Sleep(tc.takeAt)
-				addrs := f.take()
+				// Stamped before the take: Flush may see the ring
+				// released and stamp its taken before this goroutine
+				// reads the clock again (CI on 2026-12-02: taken 0.3 µs
+				// before a stamp read after the take).
 				tookNs.Store(time.Now().UnixNano())
+				addrs := f.take()
 				time.Sleep(tc.compAt - tc.takeAt)
 				compNs.Store(time.Now().UnixNano())
 				f.complete(addrs)
