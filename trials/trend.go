@@ -572,9 +572,16 @@ const (
 	// needs to be significant.
 	SustainMinT = 5
 	// SustainMinRise and SustainBaseFactor set the rise that matters:
-	// more than max(SustainMinRise, SustainBaseFactor × BaseNs).
+	// more than max(SustainMinRise, SustainBaseFactor × BaseNs). The
+	// factor was 10 until 2026-12-02: through the relay DUT with a 9–11 ms
+	// delay (a rise that matters of 90–110 ms, 4.5–5.5 % of a 2 s trial)
+	// the quick profile's search found 102.0–102.9 % of the relay's rate;
+	// at 1 it found 99.6–100.0 % with delays of 2–15 ms
+	// (TestSearchAccuracyDefaultQueue's relay draw). A DUT's base latency
+	// is no measure of its noise (the relay's delay is a fixed wait); the
+	// factor keeps a rise smaller than the latency itself from counting.
 	SustainMinRise    = time.Millisecond
-	SustainBaseFactor = 10
+	SustainBaseFactor = 1
 )
 
 // SustainVerdict explains Result.Sustained.

@@ -154,10 +154,14 @@ func TestSustainedVerdict(t *testing.T) {
 		{name: "flat at 60 kfps", s: synth{rate: 60e3, dur: 1, lat: flat(base), jitter: 20 * time.Microsecond}, want: true},
 		{name: "draining queue", s: synth{rate: 0.9 * mu, dur: 1, lat: func(t float64) float64 { return base + max(0, 0.05-0.1*t) }}, want: true},
 		{name: "rise 0.8 ms (below 1 ms)", s: synth{rate: mu, dur: 1, lat: func(t float64) float64 { return base + 0.8e-3*t }, jitter: 10 * time.Microsecond}, want: true},
-		// Below 10 × base and never busy (half that above base): a
-		// rise of 20 ms would end busy, forwarding 2 % below the
-		// offered rate (OverloadedAtEnd).
-		{name: "relay 3 ms base, rise 14 ms (below 10 × base)", s: synth{rate: 5000, dur: 1, lat: func(t float64) float64 { return 3e-3 + 14e-3*t }}, want: true},
+		// Below the base (the rise that matters on a DUT with a long
+		// base latency), and never busy (half that above base).
+		{name: "relay 3 ms base, rise 2.5 ms (below the base)", s: synth{rate: 5000, dur: 1, lat: func(t float64) float64 { return 3e-3 + 2.5e-3*t }}, want: true},
+		// 1.4 % above the DUT's rate for 1 s: with a rise that matters
+		// of 10 × base (30 ms) it passed, and a search through the relay
+		// with a 9–11 ms delay found 102–103 % of its rate.
+		{name: "relay 3 ms base, rise 14 ms", s: synth{rate: 5000, dur: 1, lat: func(t float64) float64 { return 3e-3 + 14e-3*t }},
+			want: false, fps: 5000 / 1.014},
 		{name: "relay 3 ms base, rise 20 ms, ends busy", s: synth{rate: 5000, dur: 1, lat: func(t float64) float64 { return 3e-3 + 20e-3*t }},
 			want: false, fps: 5000 / 1.02},
 		{name: "relay 3 ms base, rise 50 ms", s: synth{rate: 5000, dur: 1, lat: func(t float64) float64 { return 3e-3 + 50e-3*t }},
