@@ -659,9 +659,14 @@ func (t *LatencyTrend) OverloadedAtEnd(offeredFPS float64) bool {
 // Sustained reports whether the DUT sustained the trial's load: ok is false
 // when some stream's latency grew through the trial (LatencyTrend.Growing)
 // or its trial ended with the DUT forwarding below the offered rate while
-// its queue grew (LatencyTrend.OverloadedAtEnd; not for a DUT that held the
-// tester back through the trial, see heldBackThroughout), that is, its queue absorbed
-// a load it cannot forward, so a longer trial would lose frames. A trial without trend data (too few frames, or a
+// its queue grew (LatencyTrend.OverloadedAtEnd), that is, its queue absorbed
+// a load it cannot forward, so a longer trial would lose frames. A DUT that
+// held the tester back through the trial (heldBackThroughout) is judged by
+// neither: the load is what it accepted, and the latency its frames gained
+// was spent in the tester's own transmit path, stamped and waiting for the
+// DUT to take them (CI on 2026-12-02: +188 ms over 2 s through the
+// push-back firewall lab, once the rise that matters stopped being 10 ×
+// the base latency). A trial without trend data (too few frames, or a
 // tester that keeps none) is sustained. v carries the estimate of the rate
 // the DUT does sustain, offered/(1+slope), and the buffer used.
 func (r Result) Sustained() (ok bool, v SustainVerdict) {
@@ -669,11 +674,11 @@ func (r Result) Sustained() (ok bool, v SustainVerdict) {
 	var worst *LatencyTrend
 	var worstS *StreamResult
 	have := false
-	endTest := !r.heldBackThroughout()
+	held := r.heldBackThroughout()
 	for i := range r.Streams {
 		s := &r.Streams[i]
 		t := s.Trend.judged()
-		if !t.Growing() && !(endTest && t.OverloadedAtEnd(s.OfferedFPS)) {
+		if held || !t.Growing() && !t.OverloadedAtEnd(s.OfferedFPS) {
 			v.SustainedFPS += s.OfferedFPS
 			if t != nil {
 				if ok && (!have || t.RiseNs > v.GrowthNs) {
@@ -721,7 +726,7 @@ const heldBackShare = 0.25
 // least heldBackShare of its time): such a DUT sets the rate it accepts,
 // the backlog is the tester's own, and what it accepted on average against
 // what it forwarded at the end says only how its capacity varied, so
-// OverloadedAtEnd does not judge it. (Measured on the push-back lab with one
+// Sustained does not judge it. (Measured on the push-back lab with one
 // CPU kept busy: 48–93 % of the time; a raw sender that met a busy DUT
 // input queue through a stall of this host: 4 %.)
 func (r Result) heldBackThroughout() bool {

@@ -394,10 +394,10 @@ func BenchmarkTrendRecord(b *testing.B) {
 }
 
 // TestSustainedHeldBack: a trial whose queue grew only at the end, the DUT
-// forwarding below the offered rate there (OverloadedAtEnd), is not
-// sustained, also when it was flow-controlled by a brief wait for ring
-// slots; a DUT that held the tester back for much of the trial set the rate
-// it accepted itself, and the end test does not judge it.
+// forwarding below the offered rate there (OverloadedAtEnd), or through the
+// whole trial (Growing), is not sustained, also when it was flow-controlled
+// by a brief wait for ring slots; a DUT that held the tester back for much
+// of the trial set the rate it accepted itself, and neither test judges it.
 func TestSustainedHeldBack(t *testing.T) {
 	const mu = 65756.0
 	tr := synth{rate: 1.009 * mu, dur: 2, tbf: &tbfModel{mu: mu, burst: 1.85 * 0.009 * mu, base: 3e-6}}.trend()
@@ -415,13 +415,25 @@ func TestSustainedHeldBack(t *testing.T) {
 		{"held back 4 % of the time", true, 80e6, false, false},
 		{"held back 60 % of the time", true, 1.2e9, true, true},
 	} {
-		r := Result{FlowControlled: tc.flow, TxPressure: []TxPressure{{Port: "A", WallNs: 2e9, RingFullNs: tc.fullNs}},
-			Streams: []StreamResult{{ID: 1, OfferedFPS: 1.009 * mu, Trend: tr}}}
-		if got := r.heldBackThroughout(); got != tc.wantHeld {
-			t.Errorf("%s: held back throughout %v, want %v", tc.name, got, tc.wantHeld)
-		}
-		if ok, v := r.Sustained(); ok != tc.want {
-			t.Errorf("%s: sustained %v (%s), want %v", tc.name, ok, v.Reason, tc.want)
+		for _, growing := range []bool{false, true} {
+			if growing {
+				// A latency that grew through the trial: judged
+				// unless the DUT held the tester back throughout.
+				tc.name += ", latency growing through it"
+				tc.want = tc.wantHeld
+			}
+			trend := tr
+			if growing {
+				trend = synth{rate: 1.05 * mu, dur: 2, tbf: &tbfModel{mu: mu, burst: 10, base: 3e-6}}.trend()
+			}
+			r := Result{FlowControlled: tc.flow, TxPressure: []TxPressure{{Port: "A", WallNs: 2e9, RingFullNs: tc.fullNs}},
+				Streams: []StreamResult{{ID: 1, OfferedFPS: 1.009 * mu, Trend: trend}}}
+			if got := r.heldBackThroughout(); got != tc.wantHeld {
+				t.Errorf("%s: held back throughout %v, want %v", tc.name, got, tc.wantHeld)
+			}
+			if ok, v := r.Sustained(); ok != tc.want {
+				t.Errorf("%s: sustained %v (%s), want %v", tc.name, ok, v.Reason, tc.want)
+			}
 		}
 	}
 }
