@@ -45,11 +45,27 @@ func WriteTCPJSON(w io.Writer, r rfc2544.TCPResult) error {
 	return nil
 }
 
+// WriteTCPJSONBoth writes a test in both directions at once as 'rfc2544
+// tcp --both --json' prints it: an array of the two results, indented.
+func WriteTCPJSONBoth(w io.Writer, r [2]rfc2544.TCPResult) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("write tcp results: %w", err)
+	}
+	return nil
+}
+
 // tcpMetrics are the RFC 6349 steps and metrics, label and value, in the
 // order the test runs them.
 func tcpMetrics(r rfc2544.TCPResult) [][2]string {
 	rtt := time.Duration(r.BaselineRTTNs)
-	return [][2]string{
+	var dir [][2]string
+	if r.Direction != "" {
+		dir = [][2]string{{"Direction", r.Direction}}
+	}
+	return append(dir, [][2]string{
 		{"Path MTU", fmt.Sprintf("%d bytes (MSS %d bytes of payload per full segment)", r.PathMTU, r.MSSBytes)},
 		{"Baseline RTT", fmt.Sprintf("%v (min of %d on the idle path; mean %v)", rtt, r.Plan.RTTProbes, time.Duration(r.BaselineMeanNs))},
 		{"Bottleneck bandwidth", fmt.Sprintf("%.6g Mbit/s (%s)", r.Plan.BottleneckBps/1e6, r.Plan.BottleneckSource)},
@@ -60,7 +76,7 @@ func tcpMetrics(r rfc2544.TCPResult) [][2]string {
 		{"TCP transfer time ratio", fmt.Sprintf("%.3f (actual %.3f s / ideal %.3f s)", r.TransferTimeRatio, r.ActualTransferS, r.IdealTransferS)},
 		{"TCP efficiency", tcpEfficiency(r)},
 		{"Buffer delay", fmt.Sprintf("%.1f %% (mean RTT during the transfer %v over the baseline)", r.BufferDelayPercent, time.Duration(r.Run.MeanRTTNs))},
-	}
+	}...)
 }
 
 func tcpEfficiency(r rfc2544.TCPResult) string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/rfc2544/rfc2544/trials"
@@ -83,6 +84,10 @@ func (p TCPPlan) Validate() error {
 // the transfer, and the three RFC 6349 metrics (§4).
 type TCPResult struct {
 	Plan TCPPlan `json:"plan"`
+	// Direction names the direction of a test run in both at once
+	// (RunTCPTestBoth; the caller's words, e.g. "A to B, both directions
+	// at once"); empty for a test in one direction.
+	Direction string `json:"direction,omitempty"`
 	// Path: the kernel's path MTU and full-segment payload (MSS less
 	// options, as TCP_INFO reports it), and the idle path's RTT.
 	PathMTU        int   `json:"path_mtu"`
@@ -182,9 +187,61 @@ func BufferDelayPercent(meanRTT, baseline time.Duration) float64 {
 // TCP throughput test (§3.3) with windows and connections sized from the
 // BDP unless given, and the metrics of §4.
 func RunTCPTest(ctx context.Context, t TCPTester, p TCPPlan) (TCPResult, error) {
+	res, p, err := tcpBaseline(ctx, t, p)
+	if err != nil {
+		return res, err
+	}
+	run, err := t.RunTCP(ctx, res.WindowBytes, res.Streams, p.Duration.D())
+	res.Run = run
+	if err != nil {
+		return res, fmt.Errorf("tcp throughput: %w", err)
+	}
+	tcpMetrics(&res, p, run)
+	return res, ctx.Err()
+}
+
+// RunTCPTestBoth runs RFC 6349's steps in both directions at once: t[0]
+// and p[0] for one, t[1] and p[1] for the other (each plan with its own
+// direction's bottleneck). The baseline RTTs are measured first, one
+// after the other, on the idle path; then both transfers run at the same
+// time, each judged by §4's metrics against its own maximum. A full-duplex
+// path carries both at its rates; one that shares a resource between the
+// directions (a half-duplex link, a DUT's CPU) shows it as a shortfall.
+func RunTCPTestBoth(ctx context.Context, t [2]TCPTester, p [2]TCPPlan) ([2]TCPResult, error) {
+	var res [2]TCPResult
+	for i := range t {
+		r, pi, err := tcpBaseline(ctx, t[i], p[i])
+		res[i], p[i] = r, pi
+		if err != nil {
+			return res, fmt.Errorf("direction %d: %w", i+1, err)
+		}
+	}
+	var runs [2]trials.TCPRun
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i := range t {
+		wg.Go(func() {
+			runs[i], errs[i] = t[i].RunTCP(ctx, res[i].WindowBytes, res[i].Streams, p[i].Duration.D())
+		})
+	}
+	wg.Wait()
+	for i := range t {
+		res[i].Run = runs[i]
+		if errs[i] != nil {
+			return res, fmt.Errorf("direction %d: tcp throughput: %w", i+1, errs[i])
+		}
+		tcpMetrics(&res[i], p[i], runs[i])
+	}
+	return res, ctx.Err()
+}
+
+// tcpBaseline checks p, fills its defaults and runs the steps before the
+// transfer: path MTU and baseline RTT on the idle path, the BDP, the
+// windows and connections.
+func tcpBaseline(ctx context.Context, t TCPTester, p TCPPlan) (TCPResult, TCPPlan, error) {
 	res := TCPResult{Plan: p}
 	if err := p.Validate(); err != nil {
-		return res, err
+		return res, p, err
 	}
 	if p.Duration == 0 {
 		p.Duration = Duration(DefaultTCPDuration)
@@ -198,15 +255,14 @@ func RunTCPTest(ctx context.Context, t TCPTester, p TCPPlan) (TCPResult, error) 
 	res.Plan = p
 	probe, err := t.MeasureRTT(ctx, p.RTTProbes)
 	if err != nil {
-		return res, fmt.Errorf("baseline rtt: %w", err)
+		return res, p, fmt.Errorf("baseline rtt: %w", err)
 	}
 	if probe.MinNs <= 0 || probe.PathMTU <= 0 {
-		return res, errors.New("baseline rtt: the probe measured no round trip or path MTU")
+		return res, p, errors.New("baseline rtt: the probe measured no round trip or path MTU")
 	}
 	res.PathMTU, res.MSSBytes = probe.PathMTU, probe.MSSBytes
 	res.BaselineRTTNs, res.BaselineMeanNs = probe.MinNs, probe.MeanNs
-	rtt := time.Duration(probe.MinNs)
-	res.BDPBytes = BDPBytes(p.BottleneckBps, rtt)
+	res.BDPBytes = BDPBytes(p.BottleneckBps, time.Duration(probe.MinNs))
 	res.WindowBytes, res.Streams = Windows(res.BDPBytes)
 	res.WindowSource = fmt.Sprintf("sized from the BDP (%g × BDP)", WindowOverBDP)
 	if p.WindowBytes > 0 || p.Streams > 0 {
@@ -218,11 +274,13 @@ func RunTCPTest(ctx context.Context, t TCPTester, p TCPPlan) (TCPResult, error) 
 			res.Streams = p.Streams
 		}
 	}
-	run, err := t.RunTCP(ctx, res.WindowBytes, res.Streams, p.Duration.D())
-	res.Run = run
-	if err != nil {
-		return res, fmt.Errorf("tcp throughput: %w", err)
-	}
+	return res, p, nil
+}
+
+// tcpMetrics computes §3.3's maximum and §4's metrics of a transfer run
+// into res.
+func tcpMetrics(res *TCPResult, p TCPPlan, run trials.TCPRun) {
+	rtt := time.Duration(res.BaselineRTTNs)
 	mss := run.MSSBytes
 	if mss <= 0 {
 		mss = res.MSSBytes
@@ -252,5 +310,4 @@ func RunTCPTest(ctx context.Context, t TCPTester, p TCPPlan) (TCPResult, error) 
 	res.IdealTransferS, res.TransferTimeRatio = TransferTimeRatio(run.Bytes, run.Seconds, res.MaxBps)
 	res.EfficiencyPercent = EfficiencyPercent(run.BytesSent, run.BytesRetrans)
 	res.BufferDelayPercent = BufferDelayPercent(time.Duration(run.MeanRTTNs), rtt)
-	return res, ctx.Err()
 }

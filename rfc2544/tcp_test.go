@@ -2,8 +2,10 @@ package rfc2544
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,5 +87,60 @@ func TestRunTCPTest(t *testing.T) {
 	}
 	if _, err := RunTCPTest(context.Background(), f, TCPPlan{}); err == nil || !strings.Contains(err.Error(), "--bb") {
 		t.Errorf("no bottleneck: %v, want an error naming --bb", err)
+	}
+}
+
+// bothTCP is a fakeTCP direction of a test in both directions: its
+// transfer waits for the other direction's to start (they run at the same
+// time or fail), and its RTT probe fails once any transfer has begun (the
+// baselines are of the idle path).
+type bothTCP struct {
+	fakeTCP
+	started, other chan struct{}
+	anyRun         *atomic.Bool
+}
+
+func (b *bothTCP) MeasureRTT(ctx context.Context, n int) (trials.RTTProbe, error) {
+	if b.anyRun.Load() {
+		return trials.RTTProbe{}, errors.New("baseline measured while a transfer ran")
+	}
+	return b.fakeTCP.MeasureRTT(ctx, n)
+}
+
+func (b *bothTCP) RunTCP(ctx context.Context, window, streams int, d time.Duration) (trials.TCPRun, error) {
+	b.anyRun.Store(true)
+	close(b.started)
+	select {
+	case <-b.other:
+	case <-time.After(5 * time.Second):
+		return trials.TCPRun{}, errors.New("the other direction's transfer never ran beside this one")
+	}
+	return b.fakeTCP.RunTCP(ctx, window, streams, d)
+}
+
+// TestRunTCPTestBoth: both directions' baselines on the idle path, then
+// both transfers at the same time, each judged against its own bottleneck
+// (100 and 30 Mbit/s here).
+func TestRunTCPTestBoth(t *testing.T) {
+	var anyRun atomic.Bool
+	s0, s1 := make(chan struct{}), make(chan struct{})
+	d0 := &bothTCP{fakeTCP: fakeTCP{bb: 100e6, rtt: 20 * time.Millisecond}, started: s0, other: s1, anyRun: &anyRun}
+	d1 := &bothTCP{fakeTCP: fakeTCP{bb: 30e6, rtt: 20 * time.Millisecond}, started: s1, other: s0, anyRun: &anyRun}
+	p := func(bb float64) TCPPlan {
+		return TCPPlan{BottleneckBps: bb, OverheadBytes: LabShaperOverhead, Duration: Duration(time.Second)}
+	}
+	res, err := RunTCPTestBoth(context.Background(), [2]TCPTester{d0, d1}, [2]TCPPlan{p(100e6), p(30e6)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, bb := range []float64{100e6, 30e6} {
+		r := res[i]
+		if want := bb * 1448 / 1514; math.Abs(r.MaxBps-want) > 1 || math.Abs(r.TransferTimeRatio-1.05) > 1e-6 || r.BDPBytes != bb*0.02/8 {
+			t.Errorf("direction %d: max %.0f (want %.0f), TTR %g (want 1.05), BDP %g (want %g)", i+1, r.MaxBps, want, r.TransferTimeRatio, r.BDPBytes, bb*0.02/8)
+		}
+	}
+	if _, err := RunTCPTestBoth(context.Background(), [2]TCPTester{&fakeTCP{bb: 1e6, rtt: time.Millisecond}, &fakeTCP{bb: 1e6, rtt: time.Millisecond}},
+		[2]TCPPlan{p(1e6), {}}); err == nil || !strings.Contains(err.Error(), "direction 2") {
+		t.Errorf("no bottleneck for direction 2: %v, want an error naming it", err)
 	}
 }

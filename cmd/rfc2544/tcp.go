@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/rfc2544/rfc2544/internal/rate"
@@ -31,6 +32,7 @@ MSS, TCP transfer time ratio, TCP efficiency and buffer delay.
   sudo rfc2544 tcp --lab demo --window 64k --streams 2
   rfc2544 tcp --src 198.18.0.1 --dst 198.18.0.2 --bb 1G
   sudo rfc2544 tcp --lab --rate 60mbit --bb search
+  sudo rfc2544 tcp --lab --rate-ab 100mbit --rate-ba 30mbit --both
   rfc2544 tcp --agent 198.19.1.2 --token-file agent.token [--bb 1G] [--reverse]
   sudo rfc2544 tcp --lab --dut relay --rate 100mbit --delay 10ms --out tcp-report
 
@@ -52,6 +54,7 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	streams := fs.Int("streams", 0, "number of TCP connections (default: from the BDP)")
 	dur := fs.Duration("duration", rfc2544.DefaultTCPDuration, "length of the transfer")
 	reverse := fs.Bool("reverse", false, "send from port B to port A (from --dst to --src; with --agent, from the agent)")
+	both := fs.Bool("both", false, "both directions at once, A to B and B to A, each against its own bottleneck (not through an agent)")
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
 	outDir := fs.String("out", "", "also write the result into `DIR`: tcp.json, report.txt, samples.csv and report.html (throughput and RTT over the transfer)")
 	var ag agent.TCPOpen
@@ -73,6 +76,9 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return usagef("tcp --out %s: %v; give a folder this user can write", quoteShort(*outDir), err)
 		}
 	}
+	if *both && *reverse {
+		return usagef("tcp --both and --reverse: --both runs both directions; give one or the other")
+	}
 	write := func(res rfc2544.TCPResult) error {
 		if *outDir != "" {
 			var files []outputFile
@@ -88,6 +94,39 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return reports.WriteTCPJSON(stdout, res)
 		}
 		return reports.WriteTCPText(stdout, res)
+	}
+	// writeBoth writes a test in both directions: --out DIR gets a folder
+	// per direction (a-to-b, b-to-a) with write's files, --json an array
+	// of the two results, the text the two reports one after the other.
+	writeBoth := func(res [2]rfc2544.TCPResult) error {
+		if *outDir != "" {
+			for i, sub := range []string{"a-to-b", "b-to-a"} {
+				var files []outputFile
+				for _, o := range reports.TCPOutputs(res[i]) {
+					files = append(files, outputFile{Name: o.Name, Write: o.Write})
+				}
+				d := filepath.Join(*outDir, sub)
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					return fmt.Errorf("tcp --out %s: %w", quoteShort(*outDir), err)
+				}
+				if err := writeFilesAtomic(d, files); err != nil {
+					return fmt.Errorf("tcp --out %s: %w", quoteShort(*outDir), err)
+				}
+			}
+			fmt.Fprintf(stderr, "tcp: wrote %s (a-to-b/ and b-to-a/: tcp.json, report.txt, samples.csv, report.html)\n", *outDir)
+		}
+		if *jsonOut {
+			return reports.WriteTCPJSONBoth(stdout, res)
+		}
+		for i, r := range res {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			if err := reports.WriteTCPText(stdout, r); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	plan := rfc2544.TCPPlan{Streams: *streams, Duration: rfc2544.Duration(*dur)}
 	if *dur <= 0 {
@@ -125,6 +164,8 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return usagef("tcp: --token-file, --netns: apply with --agent HOST[:PORT]")
 		case lf.IsSet() || *src != "" || *dst != "":
 			return usagef("tcp: --agent and --lab or --src/--dst: the agent is the far end; give one or the other")
+		case *both:
+			return usagef("tcp --both: not through an agent yet; run the test twice, the second time with --reverse")
 		}
 		a, _, err := rig.ParseAgent(rig.AgentInput{Addr: ag.Addr, TokenFile: *tokenFile, IPv6: agent.AddrIsIPv6(ag.Addr), Netns: ag.Namespace})
 		if err != nil {
@@ -144,6 +185,9 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return write(res)
 	}
 	pair := trials.TCPPair{}
+	// shaper gives a lab's bottleneck from its shaper, in one direction
+	// (rev: B to A); nil where none stands in for the bottleneck.
+	var shaper func(rev bool) (float64, string, error)
 	switch {
 	case lf.IsSet() && (*src != "" || *dst != ""):
 		return usagef("tcp: --lab and --src/--dst: give one or the other")
@@ -180,20 +224,22 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			// Ethernet header only (tbf); the search's rate, with the
 			// frame's L1 overhead (TCPPlan's default).
 			plan.OverheadBytes = rfc2544.LabShaperOverhead
-			r, dir := st.Config.AtoB.RateBps, "A to B"
-			if st.DUT == lab.DUTRelay {
-				r = st.Config.Relay.RateABBps
-			}
-			if *reverse {
-				r, dir = st.Config.BtoA.RateBps, "B to A"
+			shaper = func(rev bool) (float64, string, error) {
+				r, dir := st.Config.AtoB.RateBps, "A to B"
 				if st.DUT == lab.DUTRelay {
-					r = st.Config.Relay.RateBABps
+					r = st.Config.Relay.RateABBps
 				}
+				if rev {
+					r, dir = st.Config.BtoA.RateBps, "B to A"
+					if st.DUT == lab.DUTRelay {
+						r = st.Config.Relay.RateBABps
+					}
+				}
+				if r == 0 {
+					return 0, "", usagef("tcp: lab %s is not shaped %s: give --bb RATE (the path's bottleneck) or --bb search (measure it), or shape the lab with --rate", st.Name, dir)
+				}
+				return float64(r), "the lab's shaper (" + dir + ")", nil
 			}
-			if r == 0 {
-				return usagef("tcp: lab %s is not shaped: give --bb RATE (the path's bottleneck) or --bb search (measure it), or shape the lab with --rate", st.Name)
-			}
-			plan.BottleneckBps, plan.BottleneckSource = float64(r), "the lab's shaper ("+dir+")"
 		}
 	default:
 		s, err1 := netip.ParseAddr(*src)
@@ -217,23 +263,61 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usagef("tcp: %v", err)
 	}
 	if plan.BottleneckBps == 0 {
-		// Measured, as RFC 6349 §3.2 has it: the UDP throughput search
-		// from the sender to the receiver.
-		plan.BottleneckBps = 1 // for Validate; the search sets it
-		if err := plan.Validate(); err != nil {
+		probe := plan
+		probe.BottleneckBps = 1 // for Validate; the shaper or the search sets it
+		if err := probe.Validate(); err != nil {
 			return usagef("%v", err)
 		}
-		if bbc.LinkBps == 0 {
-			bbc.LinkBps = rig.NominalLineRate
-		}
+	} else if err := plan.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	if bbc.LinkBps == 0 {
+		bbc.LinkBps = rig.NominalLineRate
+	}
+	// planFor is the plan of the direction from end from to end to: the
+	// bottleneck given, the lab shaper's in that direction, or measured,
+	// as RFC 6349 §3.2 has it, by the UDP throughput search from the
+	// sender to the receiver.
+	planFor := func(from, to trials.TCPEnd, rev bool) (rfc2544.TCPPlan, error) {
+		p := plan
 		var err error
-		plan.BottleneckBps, plan.BottleneckSource, err = localBottleneck(ctx, pair.Base.Sender, pair.Base.Receiver, bbc, stderr)
+		switch {
+		case p.BottleneckBps != 0:
+		case shaper != nil:
+			p.BottleneckBps, p.BottleneckSource, err = shaper(rev)
+		default:
+			p.BottleneckBps, p.BottleneckSource, err = localBottleneck(ctx, from, to, bbc, stderr)
+			if err != nil {
+				err = fmt.Errorf("tcp: %w", err)
+			}
+		}
+		return p, err
+	}
+	if *both {
+		back := pair
+		back.Base.Sender, back.Base.Receiver = pair.Base.Receiver, pair.Base.Sender
+		var plans [2]rfc2544.TCPPlan
+		for i, pr := range []trials.TCPPair{pair, back} {
+			p, err := planFor(pr.Base.Sender, pr.Base.Receiver, i == 1)
+			if err != nil {
+				return err
+			}
+			plans[i] = p
+			fmt.Fprintf(stderr, "tcp: %v -> %v, bottleneck %.6g Mbit/s (%s), %v transfer, both directions at once\n",
+				pr.Base.Sender.Addr, pr.Base.Receiver.Addr, p.BottleneckBps/1e6, p.BottleneckSource, *dur)
+		}
+		res, err := rfc2544.RunTCPTestBoth(ctx, [2]rfc2544.TCPTester{pair, back}, plans)
+		for i, pr := range []trials.TCPPair{pair, back} {
+			res[i].Direction = fmt.Sprintf("%v -> %v, both directions at once", pr.Base.Sender.Addr, pr.Base.Receiver.Addr)
+		}
 		if err != nil {
 			return fmt.Errorf("tcp: %w", err)
 		}
+		return writeBoth(res)
 	}
-	if err := plan.Validate(); err != nil {
-		return usagef("%v", err)
+	plan, err := planFor(pair.Base.Sender, pair.Base.Receiver, *reverse)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(stderr, "tcp: %v -> %v, bottleneck %.6g Mbit/s (%s), %v transfer\n",
 		pair.Base.Sender.Addr, pair.Base.Receiver.Addr, plan.BottleneckBps/1e6, plan.BottleneckSource, *dur)

@@ -20,6 +20,8 @@ func TestTCPBadInput(t *testing.T) {
 		{"bad window", []string{"tcp", "--src", "198.18.0.1", "--dst", "198.18.0.2", "--bb", "1G", "--window", "lots"}, []string{"--window", "256k"}},
 		{"bad bb", []string{"tcp", "--src", "198.18.0.1", "--dst", "198.18.0.2", "--bb", "50mbps"}, []string{"--bb"}},
 		{"no bb", []string{"tcp", "--src", "198.18.0.1", "--dst", "198.18.0.2"}, []string{"--bb RATE", "--bb search"}},
+		{"both and reverse", []string{"tcp", "--src", "198.18.0.1", "--dst", "198.18.0.2", "--bb", "1G", "--both", "--reverse"}, []string{"--both and --reverse"}},
+		{"both through an agent", []string{"tcp", "--agent", "198.18.0.2", "--token-file", "/nonexistent", "--both"}, []string{"--both", "not through an agent", "--reverse"}},
 		{"bad line rate", []string{"tcp", "--src", "198.18.0.1", "--dst", "198.18.0.2", "--bb", "search", "--line-rate", "fast"}, []string{"--line-rate", "10G"}},
 		{"line rate without search", []string{"tcp", "--src", "198.18.0.1", "--dst", "198.18.0.2", "--bb", "1G", "--line-rate", "10G"}, []string{"--line-rate", "search only"}},
 		{"outside the benchmark range", []string{"tcp", "--src", "10.0.0.1", "--dst", "10.0.0.2", "--bb", "1G"}, []string{"10.0.0.1", "RFC 6815"}},
