@@ -35,11 +35,14 @@ func TCPOutputs(r rfc2544.TCPResult) []Output {
 
 // WriteTCPJSON writes r as 'rfc2544 tcp --json' prints it: indented JSON,
 // text as written (no HTML escaping); SCHEMA.md documents its fields.
-func WriteTCPJSON(w io.Writer, r rfc2544.TCPResult) error {
+func WriteTCPJSON(w io.Writer, r rfc2544.TCPResult) error { return writeTCPJSON(w, r) }
+
+// writeTCPJSON encodes v indented, text as written (no HTML escaping).
+func writeTCPJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("write tcp result: %w", err)
 	}
 	return nil
@@ -47,15 +50,7 @@ func WriteTCPJSON(w io.Writer, r rfc2544.TCPResult) error {
 
 // WriteTCPJSONBoth writes a test in both directions at once as 'rfc2544
 // tcp --both --json' prints it: an array of the two results, indented.
-func WriteTCPJSONBoth(w io.Writer, r [2]rfc2544.TCPResult) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
-		return fmt.Errorf("write tcp results: %w", err)
-	}
-	return nil
-}
+func WriteTCPJSONBoth(w io.Writer, r [2]rfc2544.TCPResult) error { return writeTCPJSON(w, r) }
 
 // tcpMetrics are the RFC 6349 steps and metrics, label and value, in the
 // order the test runs them.
