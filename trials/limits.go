@@ -71,6 +71,24 @@ func stallShortfall(r StreamResult) bool {
 	return excess <= lag+lag/5+100*time.Microsecond
 }
 
+// outranStall says whether a stream's generator, having fallen behind its
+// schedule, made up at least half of its worst lag before it stopped, and
+// how far behind it was at its last frame. A generator too slow for the
+// rate falls further behind until it is cut off, so its lag at the end is
+// its worst; one that caught up runs faster than the rate and was held by
+// its host, however long (with another process keeping a CPU busy, senders
+// fell 140–244 ms behind in 2 s trials and ended 26 ms short: CI under
+// stress-ng --cpu 1, 2026-12-02). The rerun a transient limit brings tells
+// a host that stalls now and then from one that cannot keep up.
+func outranStall(r StreamResult) (time.Duration, bool) {
+	lag := time.Duration(r.MaxLagNs)
+	if lag <= 0 || r.IntendedFPS <= 0 || r.TxSeconds <= 0 || r.Sent == 0 {
+		return 0, false
+	}
+	end := max(0, time.Duration((r.TxSeconds-float64(r.Sent-1)/r.IntendedFPS)*1e9))
+	return end, end <= lag/2
+}
+
 // limits collects why a trial is tester-limited.
 type limits struct {
 	reasons []string

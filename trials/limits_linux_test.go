@@ -33,6 +33,13 @@ func TestLimitsTransient(t *testing.T) {
 		{"offered below intended by a stall", paced(20000, 0), StreamResult{IntendedFPS: fps, OfferedFPS: 20000 / 2.004, TxSeconds: 2.004, Sent: 20000, Received: 20000, MaxLagNs: int64(4 * time.Millisecond)}, false, true, true, "a stall of this host"},
 		{"offered below intended by more than the lag", paced(20000, 0), StreamResult{IntendedFPS: fps, OfferedFPS: 20000 / 2.004, TxSeconds: 2.004, Sent: 20000, Received: 20000, MaxLagNs: int64(1 * time.Millisecond)}, false, true, false, "below the intended"},
 		{"offered below intended, lag beyond a stall", paced(20000, 0), StreamResult{IntendedFPS: fps, OfferedFPS: 20000 / 2.2, TxSeconds: 2.2, Sent: 20000, Received: 20000, MaxLagNs: int64(200 * time.Millisecond)}, false, true, false, "below the intended"},
+		// A 2 s trial at 10 kfps with a 30 ms grace: cut off 180 frames
+		// (18 ms) short after a 200 ms stall it made up 182 ms of
+		// (transient); a generator too slow for the rate is worst behind
+		// at the cut (lasting).
+		{"behind its plan after a stall it made up", paced(19820, 0), StreamResult{IntendedFPS: fps, OfferedFPS: 19820 / 2.03, TxSeconds: 2.03, Sent: 19820, Received: 19820, MaxLagNs: int64(200 * time.Millisecond)}, false, true, true, "48.1 ms behind at the end"},
+		{"behind its plan, slower than the rate", paced(18000, 0), StreamResult{IntendedFPS: fps, OfferedFPS: 18000 / 2.03, TxSeconds: 2.03, Sent: 18000, Received: 18000, MaxLagNs: int64(230 * time.Millisecond)}, false, true, false, "18000 of 20000"},
+		{"offered below intended after a stall it made up", paced(20000, 0), StreamResult{IntendedFPS: fps, OfferedFPS: 20000 / 2.02, TxSeconds: 2.02, Sent: 20000, Received: 20000, MaxLagNs: int64(150 * time.Millisecond)}, false, true, true, "a stall of this host"},
 		{"kernel refused frames", paced(20000, 3), stalled, false, true, false, "refused 3"},
 		{"generator behind its plan", paced(15000, 0), stalled, false, true, false, "15000 of 20000"},
 	}

@@ -74,6 +74,9 @@ type RemoteResult struct {
 	// frames).
 	TesterLimited     bool
 	TesterLimitReason string
+	// TesterLimitTransient says every reason is a stall of port B's host
+	// (Result.TesterLimitTransient): the trial may be run again.
+	TesterLimitTransient bool
 	// Reflected counts the frames port B reflected to port A.
 	Reflected uint64
 	// Paths are port B's kernel paths.

@@ -392,7 +392,9 @@ func (e *RemoteEngine) judge(res *Result, lim *limits, spec Spec, _ [2]float64) 
 		e.mergeErr = err
 	}
 	if out.TesterLimited {
-		lim.add(false, []string{out.TesterLimitReason})
+		// Transient only when port B says all its reasons are stalls of
+		// its host (an older agent never does).
+		lim.add(!res.TesterLimited && t.remote.TesterLimitTransient, []string{out.TesterLimitReason})
 		out.TesterLimited, out.TesterLimitReason = false, ""
 	}
 	// Port B's generator lag of B->A streams, and the catch-up rule for

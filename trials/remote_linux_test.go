@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +27,9 @@ type loopRemote struct {
 	done  chan struct{}
 	err   error // Err, once done is closed
 	stops int   // Stop calls
+	// limit, when set, is port B's tester-limit verdict in place of its
+	// sender's.
+	limit *RemoteResult
 }
 
 func newLoopRemote() *loopRemote {
@@ -69,7 +73,10 @@ func (l *loopRemote) Stop(_ context.Context, _ uint64, sent []StreamResult) (Rem
 			return out, err
 		}
 		out.Streams = append(out.Streams, sr.Streams...)
-		out.TesterLimited, out.TesterLimitReason = sr.TesterLimited, sr.TesterLimitReason
+		out.TesterLimited, out.TesterLimitReason, out.TesterLimitTransient = sr.TesterLimited, sr.TesterLimitReason, sr.TesterLimitTransient
+	}
+	if l.limit != nil {
+		out.TesterLimited, out.TesterLimitReason, out.TesterLimitTransient = l.limit.TesterLimited, l.limit.TesterLimitReason, l.limit.TesterLimitTransient
 	}
 	counts := map[uint16]uint64{}
 	for _, s := range sent {
@@ -134,6 +141,28 @@ func TestRemoteIntervalsSumToTotals(t *testing.T) {
 	}
 	if f := ivs[len(ivs)-1]; f.SentSoFar != tot.Sent || f.ReceivedSoFar != tot.Received {
 		t.Errorf("final interval totals %d/%d, want %d/%d", f.SentSoFar, f.ReceivedSoFar, tot.Sent, tot.Received)
+	}
+}
+
+// TestRemoteLimitTransient: port B's tester limit makes the trial's
+// transient only when port B says all its reasons are stalls of its host
+// (a trial the search may run again); otherwise it is the tester's ceiling.
+func TestRemoteLimitTransient(t *testing.T) {
+	for _, transient := range []bool{true, false} {
+		lr := newLoopRemote()
+		lr.limit = &RemoteResult{TesterLimited: true, TesterLimitReason: "stream 2: generator sent 90 of 100 planned frames in time", TesterLimitTransient: transient}
+		e, err := NewRemote(RemoteConfig{Local: UDPPortConfig{Addr: lr.lo, Port: 42591}, SocketBuffer: 4 << 20}, lr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := Spec{FrameSize: 128, Streams: []Stream{{ID: 1, Direction: AtoB}, {ID: 2, Direction: BtoA}}, RateFPS: 1000, Duration: 200 * time.Millisecond, Settle: 50 * time.Millisecond}
+		res, err := e.Run(t.Context(), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.TesterLimited || res.TesterLimitTransient != transient || !strings.Contains(res.TesterLimitReason, "agent: stream 2: generator sent 90") {
+			t.Errorf("port B transient %v: trial limited %v transient %v (%s)", transient, res.TesterLimited, res.TesterLimitTransient, res.TesterLimitReason)
+		}
 	}
 }
 

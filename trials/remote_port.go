@@ -117,5 +117,6 @@ type RemoteSender struct{ s *udpSend }
 // Paths. It may be called more than once.
 func (s *RemoteSender) Stop() (RemoteResult, error) {
 	res, err := s.s.Stop()
-	return RemoteResult{Streams: res.Streams, TesterLimited: res.TesterLimitReason != "", TesterLimitReason: res.TesterLimitReason, Paths: res.Paths}, err
+	return RemoteResult{Streams: res.Streams, TesterLimited: res.TesterLimitReason != "", TesterLimitReason: res.TesterLimitReason,
+		TesterLimitTransient: res.TesterLimitReason != "" && res.TesterLimitTransient, Paths: res.Paths}, err
 }

@@ -54,21 +54,28 @@ func rateChangeFPS(s Spec) float64 {
 // refused, a generator behind its plan, an offered rate more than tol below
 // the intended fps, or a stall over maxLag whose catch-up burst could explain
 // the loss. Only a stall is transient: the generator kept its rate but the
-// tester's host did not schedule it for a while (the last rule, or an
+// tester's host did not schedule it for a while (the last rule; an
 // offered rate short by no more than the time the generator fell behind,
-// stallShortfall).
+// stallShortfall; or a generator that made up most of its lag, outranStall).
 func generatorReasons(st *streamState, r StreamResult, intended, tol float64, maxLag time.Duration, stopped bool) (transient bool, reasons []string) {
 	switch {
 	case st.failed > 0:
 		return false, []string{fmt.Sprintf("stream %d: the kernel refused %d frames", st.spec.ID, st.failed)}
 	case st.pacer.Total > 0 && st.queued < st.pacer.Total && !stopped:
-		return false, []string{fmt.Sprintf("stream %d: generator sent %d of %d planned frames in time (behind the intended %.0f fps)",
-			st.spec.ID, st.queued, st.pacer.Total, intended)}
+		why := fmt.Sprintf("stream %d: generator sent %d of %d planned frames in time (behind the intended %.0f fps)",
+			st.spec.ID, st.queued, st.pacer.Total, intended)
+		if end, ok := outranStall(r); ok {
+			return true, []string{fmt.Sprintf("%s: it fell %.1f ms behind schedule and was %.1f ms behind at the end, a stall of this host", why, float64(r.MaxLagNs)/1e6, float64(end)/1e6)}
+		}
+		return false, []string{why}
 	case st.pacer.RateFPS > 0 && st.pacer.Total > 1 && r.OfferedFPS < intended*(1-tol):
 		why := fmt.Sprintf("stream %d: generator offered %.0f fps, %.2f%% below the intended %.0f fps",
 			st.spec.ID, r.OfferedFPS, 100*(1-r.OfferedFPS/intended), intended)
 		if stallShortfall(r) {
 			return true, []string{fmt.Sprintf("%s: it fell %.1f ms behind schedule once, a stall of this host", why, float64(r.MaxLagNs)/1e6)}
+		}
+		if end, ok := outranStall(r); ok {
+			return true, []string{fmt.Sprintf("%s: it fell %.1f ms behind schedule and was %.1f ms behind at the end, a stall of this host", why, float64(r.MaxLagNs)/1e6, float64(end)/1e6)}
 		}
 		return false, []string{why}
 	}

@@ -35,6 +35,9 @@ type udpSendResult struct {
 	// TesterLimitReason, when not empty, says why the generator fell
 	// short of the intended load.
 	TesterLimitReason string
+	// TesterLimitTransient says every reason is a stall of the host
+	// (Result.TesterLimitTransient).
+	TesterLimitTransient bool
 	// Paths are the kernel paths used.
 	Paths Paths
 }

@@ -143,6 +143,7 @@ func (u *udpSend) Stop() (udpSendResult, error) {
 		}
 		if len(lim.reasons) > 0 {
 			u.res.TesterLimitReason = joinReasons(lim.reasons)
+			u.res.TesterLimitTransient = !lim.lasting
 		}
 		u.res.Paths = Paths{Transport: "udp", TX: "sendmmsg", TxSched: lastTxSched()}
 	})

@@ -811,6 +811,7 @@ func (se *session) stopTrial(why string, sent ...wire.StreamSent) wire.Message {
 	byID := [2]map[uint16]trials.StreamResult{{}, {}} // A->B from the receiver, B->A from the sender
 	var errs []error
 	var reasons []string
+	transient := true // every reason is a stall of this host
 	if t.send != nil {
 		sr, err := t.send.Stop()
 		if err != nil {
@@ -818,6 +819,7 @@ func (se *session) stopTrial(why string, sent ...wire.StreamSent) wire.Message {
 		}
 		if sr.TesterLimitReason != "" {
 			reasons = append(reasons, sr.TesterLimitReason)
+			transient = sr.TesterLimitTransient
 		}
 		for _, r := range sr.Streams {
 			byID[1][r.ID] = r
@@ -851,6 +853,7 @@ func (se *session) stopTrial(why string, sent ...wire.StreamSent) wire.Message {
 		r, ok := from[s.ID]
 		if !ok && (t.started || s.Direction == trials.AtoB) {
 			reasons = append(reasons, fmt.Sprintf("stream %d: the agent's transport returned no counters", s.ID))
+			transient = false
 		}
 		r.ID, r.Direction = s.ID, s.Direction
 		if !ok {
@@ -858,6 +861,7 @@ func (se *session) stopTrial(why string, sent ...wire.StreamSent) wire.Message {
 		}
 		if r.KernelDrops > 0 {
 			reasons = append(reasons, fmt.Sprintf("stream %d: the agent's socket dropped %d frames in the kernel", s.ID, r.KernelDrops))
+			transient = false
 		}
 		// A mix's per-size latency stays here: the protocol's Results
 		// carry per-size counts only (PROTOCOL.md).
@@ -872,6 +876,7 @@ func (se *session) stopTrial(why string, sent ...wire.StreamSent) wire.Message {
 	if len(reasons) > 0 {
 		res.TesterLimited = true
 		res.TesterLimitReason = joinReasons(reasons)
+		res.TesterLimitTransient = transient
 	}
 	se.log.Info("trial stopped", "trial", t.setup.TrialID, "why", why)
 	if err := errors.Join(errs...); err != nil {

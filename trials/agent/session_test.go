@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -718,4 +719,37 @@ func TestOversizedInSession(t *testing.T) {
 		t.Errorf("agent said %v, want a fatal protocol error naming the limit", re)
 	}
 	a.waitLog(t, `reason="protocol error: message too long`)
+}
+
+// TestSenderLimitTransient: the agent's Results say its tester limit is
+// transient only when its sender says every reason is a stall it caught up
+// from, so the controller reruns such a trial and takes any other as the
+// tester's ceiling.
+func TestSenderLimitTransient(t *testing.T) {
+	for _, transient := range []bool{true, false} {
+		t.Run(fmt.Sprint("transient=", transient), func(t *testing.T) {
+			leakCheck(t)
+			const why = "stream 2: generator sent 180 of 200 planned frames in time"
+			a := startAgent(t, func(cfg *agent.Config) {
+				cfg.Traffic.(*agenttest.Traffic).SendLimit = &agent.SendResult{TesterLimitReason: why, TesterLimitTransient: transient}
+			})
+			c := dial(t, a.addr)
+			ctx := context.Background()
+			if _, err := c.Setup(ctx, bidirSetup(1, 200*time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Start(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			<-(<-a.fake.Started()).Done()
+			res, err := c.Stop(ctx, 1, []wire.StreamSent{{ID: 1, Sent: 200}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.TesterLimited || res.TesterLimitReason != why || res.TesterLimitTransient != transient {
+				t.Errorf("results: limited %v reason %q transient %v, want true %q %v", res.TesterLimited, res.TesterLimitReason, res.TesterLimitTransient, why, transient)
+			}
+			c.Close()
+		})
+	}
 }

@@ -208,7 +208,7 @@ func (r remote) Stop(ctx context.Context, id uint64, sent []trials.StreamResult)
 	}
 	res, err := r.c.Stop(ctx, id, ws)
 	return trials.RemoteResult{Streams: res.Streams, TesterLimited: res.TesterLimited, TesterLimitReason: res.TesterLimitReason,
-		Reflected: res.Reflected, Paths: res.Paths}, err
+		TesterLimitTransient: res.TesterLimitTransient, Reflected: res.Reflected, Paths: res.Paths}, err
 }
 
 func streamsOf(s trials.Spec, d trials.Direction) []trials.Stream {

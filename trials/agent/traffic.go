@@ -73,6 +73,9 @@ type SendResult struct {
 	// TesterLimitReason, when not empty, says why the sender fell short
 	// of the intended load (the trial is then tester-limited).
 	TesterLimitReason string
+	// TesterLimitTransient says every reason is a stall of this host, not
+	// a ceiling (trials.Result.TesterLimitTransient).
+	TesterLimitTransient bool
 	// Paths are the kernel transmit paths used.
 	Paths trials.Paths
 }

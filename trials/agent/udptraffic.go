@@ -107,7 +107,7 @@ type udpSender struct{ s *trials.RemoteSender }
 
 func (s udpSender) Stop() (SendResult, error) {
 	res, err := s.s.Stop()
-	return SendResult{Streams: res.Streams, TesterLimitReason: res.TesterLimitReason, Paths: res.Paths}, err
+	return SendResult{Streams: res.Streams, TesterLimitReason: res.TesterLimitReason, TesterLimitTransient: res.TesterLimitTransient, Paths: res.Paths}, err
 }
 
 // Per-trial bounds of the agent's send side, over all its flows (at most

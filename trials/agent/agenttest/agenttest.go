@@ -33,6 +33,9 @@ type Traffic struct {
 	// ReceiveErr and SendErr, when set, make StartReceive and StartSend
 	// fail.
 	ReceiveErr, SendErr error
+	// SendLimit, when set, is the tester-limit verdict every sender
+	// returns (its reason and transient flag).
+	SendLimit *agent.SendResult
 
 	mu      sync.Mutex
 	dests   []netip.AddrPort
@@ -151,7 +154,7 @@ func (f *Traffic) StartSend(ctx context.Context, t agent.Trial, dst netip.AddrPo
 	if !t.Deadline.After(time.Now()) {
 		f.tb.Errorf("agent started a sender with a deadline %v in the past", t.Deadline)
 	}
-	s := &Sender{t: t, stop: make(chan struct{}), done: make(chan struct{}), start: time.Now()}
+	s := &Sender{t: t, stop: make(chan struct{}), done: make(chan struct{}), start: time.Now(), limit: f.SendLimit}
 	go s.run(ctx)
 	f.mu.Lock()
 	f.senders = append(f.senders, s)
@@ -171,6 +174,7 @@ type Sender struct {
 	stopOnce sync.Once
 	done     chan struct{}
 	start    time.Time
+	limit    *agent.SendResult
 	// set by run before done is closed
 	sent      uint64
 	stoppedAt time.Time
@@ -237,5 +241,8 @@ func (s *Sender) Stop() (agent.SendResult, error) {
 		res.Streams = append(res.Streams, r)
 	}
 	res.Paths = trials.Paths{Transport: "fake", TX: "fake"}
+	if s.limit != nil {
+		res.TesterLimitReason, res.TesterLimitTransient = s.limit.TesterLimitReason, s.limit.TesterLimitTransient
+	}
 	return res, nil
 }

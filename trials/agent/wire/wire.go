@@ -246,6 +246,10 @@ type Results struct {
 	// socket dropped frames).
 	TesterLimited     bool   `json:"tester_limited"`
 	TesterLimitReason string `json:"tester_limit_reason"`
+	// TesterLimitTransient says every reason is a stall of the agent's
+	// host (its generator caught up), not a ceiling: the controller may
+	// run the trial again. Absent (false) from agents before it.
+	TesterLimitTransient bool `json:"tester_limit_transient,omitempty"`
 	// Paths are the agent's kernel paths.
 	Paths trials.Paths `json:"paths"`
 }
