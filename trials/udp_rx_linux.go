@@ -57,6 +57,7 @@ func openUDPReceiver(ns string, ap netip.AddrPort, buf int) (*udpReceiver, error
 	if ap.Addr().Is6() {
 		network = "udp6"
 	}
+	stampKeeper() // in this process's own namespace, before entering ns
 	var conn *net.UDPConn
 	err := nsutil.Do(ns, func() error {
 		lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
