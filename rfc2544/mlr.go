@@ -472,7 +472,7 @@ func (m *mlr) measure(ctx context.Context, tg *mlrTarget, load float64) error {
 	at := load
 	if rec.Outcome == OutcomeTesterLimited {
 		tot := res.Totals()
-		if tot.KernelDrops > 0 || res.TesterLimitTransient || lossWithin(res, 0) && rec.FailReason == "" {
+		if tot.KernelDrops > 0 || res.TesterLimitTransient || res.LossExplained || lossWithin(res, 0) && rec.FailReason == "" {
 			// Nobody can be blamed for the loss, or the tester could not
 			// offer the load: a tester limit never ends the search; it
 			// goes on below the load the tester did carry.

@@ -213,7 +213,7 @@ func (s *search) try(ctx context.Context, load float64) (stop bool, err error) {
 				s.lo, s.havePass = o, true
 			}
 			s.lastFailed = false
-		case t.KernelDrops == 0 && !rec.Result.TesterLimitTransient:
+		case t.KernelDrops == 0 && !rec.Result.TesterLimitTransient && !rec.Result.LossExplained:
 			// The DUT lost frames at the load the tester did offer.
 			s.fail(rec.OfferedPercent)
 		default:

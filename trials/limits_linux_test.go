@@ -40,6 +40,12 @@ func TestLimitsTransient(t *testing.T) {
 		{"behind its plan after a stall it made up", paced(19820, 0), StreamResult{IntendedFPS: fps, OfferedFPS: 19820 / 2.03, TxSeconds: 2.03, Sent: 19820, Received: 19820, MaxLagNs: int64(200 * time.Millisecond)}, false, true, true, "48.1 ms behind at the end"},
 		{"behind its plan, slower than the rate", paced(18000, 0), StreamResult{IntendedFPS: fps, OfferedFPS: 18000 / 2.03, TxSeconds: 2.03, Sent: 18000, Received: 18000, MaxLagNs: int64(230 * time.Millisecond)}, false, true, false, "18000 of 20000"},
 		{"offered below intended after a stall it made up", paced(20000, 0), StreamResult{IntendedFPS: fps, OfferedFPS: 20000 / 2.02, TxSeconds: 2.02, Sent: 20000, Received: 20000, MaxLagNs: int64(150 * time.Millisecond)}, false, true, true, "a stall of this host"},
+		// A lossless trial whose generator sent its last 300 frames (1.5 %)
+		// back to back: the DUT was offered less, evenly, and a burst (the
+		// tolerance here is 0.1 %: 20 frames).
+		{"lossless, ending in a burst", paced(20000, 0), StreamResult{IntendedFPS: fps, OfferedFPS: fps, Sent: 20000, Received: 20000, MaxLagNs: int64(40 * time.Millisecond), CatchUpBurstFrames: 300}, false, true, true, "last 300 frames (1.50%)"},
+		{"lossless, a burst under the tolerance", paced(20000, 0), StreamResult{IntendedFPS: fps, OfferedFPS: fps, Sent: 20000, Received: 20000, MaxLagNs: int64(40 * time.Millisecond), CatchUpBurstFrames: 15}, false, false, false, ""},
+		{"ending in a burst, receive counts unknown (port B's sender)", paced(20000, 0), StreamResult{IntendedFPS: fps, OfferedFPS: fps, Sent: 20000, MaxLagNs: int64(40 * time.Millisecond), CatchUpBurstFrames: 300}, false, false, false, ""},
 		{"kernel refused frames", paced(20000, 3), stalled, false, true, false, "refused 3"},
 		{"generator behind its plan", paced(15000, 0), stalled, false, true, false, "15000 of 20000"},
 	}
@@ -81,5 +87,33 @@ func TestStallShortfallPassedOn(t *testing.T) {
 	var g flowCheck
 	if g.add(0, r, transient, reasons, &TxPressure{WallNs: 63e6, RingFullWaits: 3, RingFullNs: 2e6, RingFullMaxNs: 1e6}, DefaultMaxLag) || len(g.short[0]) != 1 {
 		t.Errorf("ring slots held: want the shortfall kept for the flow-control check, got short %q", g.short[0])
+	}
+}
+
+// TestLossExplained: a trial's loss is the tester's own only when every
+// stream that lost frames fell behind by more than the stall bound and
+// caught up with a burst that could hold all it lost, and the DUT was not
+// seen forwarding below the offered rate.
+func TestLossExplained(t *testing.T) {
+	stalled := StreamResult{ID: 1, IntendedFPS: 10000, OfferedFPS: 10000, Sent: 20000, Received: 19900, Lost: 100, MaxLagNs: int64(50 * time.Millisecond)} // a 500-frame burst
+	clean := StreamResult{ID: 2, IntendedFPS: 10000, OfferedFPS: 10000, Sent: 20000, Received: 20000}
+	tooMuch := stalled
+	tooMuch.Received, tooMuch.Lost = 19000, 1000
+	overloaded := stalled
+	overloaded.Trend = &LatencyTrend{BusyBins: 40, ForwardedFPS: 9000, BinNs: int64(10 * time.Millisecond)}
+	tests := []struct {
+		name    string
+		streams []StreamResult
+		want    bool
+	}{
+		{"no loss", []StreamResult{clean}, false},
+		{"every lossy stream explained", []StreamResult{stalled, clean}, true},
+		{"one lossy stream beyond its burst", []StreamResult{stalled, tooMuch}, false},
+		{"explained but the DUT forwarded below the offered rate", []StreamResult{overloaded}, false},
+	}
+	for _, tt := range tests {
+		if got := lossExplained(Result{Streams: tt.streams}, DefaultMaxLag); got != tt.want {
+			t.Errorf("%s: explained %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

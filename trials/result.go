@@ -24,6 +24,13 @@ type Result struct {
 	// than a ceiling the tester keeps hitting: the same trial run again may
 	// well be valid. The rfc2544 runner repeats such trials (trial.retries).
 	TesterLimitTransient bool `json:"tester_limit_transient,omitempty"`
+	// LossExplained is set when frames were lost and every stream that
+	// lost any fell behind its schedule by more than Config.MaxLag and
+	// caught up with a burst that could hold every frame it lost, and the
+	// DUT was not seen forwarding below the offered rate (Overloaded):
+	// the loss may be the tester's own even when another limit of the
+	// trial is lasting, so it is not the DUT's.
+	LossExplained bool `json:"loss_explained,omitempty"`
 	// FlowControlled is set when the generator fell short because the path
 	// held it back (back-pressure: the kernel refused frames or held the
 	// transmit ring while the sender had time to spare), not because the

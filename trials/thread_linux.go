@@ -68,19 +68,29 @@ func sleep(d time.Duration) {
 	_ = unix.Nanosleep(&ts, nil)
 }
 
-// reserveProcs raises GOMAXPROCS, never lowers it, so that n locked
-// sending and receiving threads leave two Ps to the rest of the process.
+// reserveProcs raises GOMAXPROCS, never lowers it, so that the locked
+// sending and receiving threads of every trial running in the process (n
+// more from now until release is called) leave two Ps to the rest of it.
 // A locked thread back from a system call (a kick, a nap) needs a P before
 // it runs Go code again; with GOMAXPROCS at the 2 CPUs of the lab host, the
 // Ps were held by threads the kernel had descheduled, and a sender waited
 // behind them. With one CPU kept busy by stress-ng, 7 lab tests (raw, udp,
 // xdp) failed 4 times in 5 rounds at GOMAXPROCS=2, on generator stalls of
 // up to 280 ms, and never in 5 rounds at 6 or 8 (2026-12-01, same runs).
-func reserveProcs(n int) {
-	if want := n + 2; runtime.GOMAXPROCS(0) < want {
+// The count is the process's, not one trial's: port B's half of a trial
+// (the agent's sender and receiver) runs beside port A's when the agent is
+// in the same process, and a bidirectional trial through it at
+// GOMAXPROCS 4 saw its generators fall 55-236 ms behind (2026-12-02).
+func reserveProcs(n int) (release func()) {
+	total := lockedThreads.Add(int32(n))
+	if want := int(total) + 2; runtime.GOMAXPROCS(0) < want {
 		runtime.GOMAXPROCS(want)
 	}
+	return func() { lockedThreads.Add(-int32(n)) }
 }
+
+// lockedThreads counts the process's locked traffic threads (reserveProcs).
+var lockedThreads atomic.Int32
 
 // pinThread binds the calling (locked) OS thread to cpu; a negative cpu or a
 // failure leaves it free.

@@ -188,7 +188,7 @@ func runTransport(ctx context.Context, tr transport, spec Spec, unpaced bool) (R
 	for i := range txStreams {
 		locked += min(len(txStreams[i]), 1) + min(len(rxStreams[i]), 1)
 	}
-	reserveProcs(locked)
+	defer reserveProcs(locked)()
 	var stop atomic.Bool
 	stopCtx := context.AfterFunc(ctx, func() { stop.Store(true) })
 	defer stopCtx()
@@ -232,6 +232,7 @@ func runTransport(ctx context.Context, tr transport, spec Spec, unpaced bool) (R
 	}
 	tr.judge(&res, &lim, spec, loads)
 	lim.apply(&res)
+	res.LossExplained = lossExplained(res, rules.maxLag)
 	if txErr != nil {
 		return res, fmt.Errorf("trial: %w", txErr)
 	}

@@ -137,6 +137,7 @@ func (u *udpReceive) Port() uint16 {
 
 func (u *udpReceive) run() {
 	defer close(u.done)
+	defer reserveProcs(1)()
 	r := u.r
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

@@ -111,7 +111,9 @@ func startUDPSend(ctx context.Context, cfg RemotePort, spec Spec, runID uint8, s
 			}
 		}
 		if !u.stop.Load() {
+			release := reserveProcs(1)
 			u.err = t.run()
+			release()
 		}
 		u.close()
 	}()
