@@ -90,6 +90,32 @@ type Plan struct {
 	// ignores it: the command reads it from the plan file and gives each
 	// run one setting, so no run's results (JSON) hold it.
 	LabSweep LabSweep `json:"-" yaml:"lab_sweep,omitempty"`
+
+	// TCP is the RFC 6349 test's settings for 'rfc2544 tcp --plan' (the
+	// runner ignores it, like LabSweep).
+	TCP TCPSection `json:"-" yaml:"tcp,omitempty"`
+}
+
+// TCPSection is a plan's tcp: the settings of 'rfc2544 tcp', each field
+// the flag of the same name (which overrides it). The zero value of a
+// field is the flag's default.
+type TCPSection struct {
+	// Bottleneck is the path's bottleneck bandwidth, a bit rate such as
+	// 100mbit, or search to measure it (--bb).
+	Bottleneck string `json:"bottleneck,omitempty" yaml:"bottleneck,omitempty"`
+	// LineRate is the bottleneck search's line rate, e.g. 10G
+	// (--line-rate).
+	LineRate string `json:"line_rate,omitempty" yaml:"line_rate,omitempty"`
+	// Window is each connection's TCP window in bytes, e.g. 256k
+	// (--window).
+	Window string `json:"window,omitempty" yaml:"window,omitempty"`
+	// Streams is the number of connections (--streams).
+	Streams int `json:"streams,omitempty" yaml:"streams,omitempty"`
+	// Duration is the transfer's length (--duration).
+	Duration Duration `json:"duration,omitempty" yaml:"duration,omitempty"`
+	// Direction is a-to-b (the default), b-to-a (--reverse) or both
+	// (--both).
+	Direction string `json:"direction,omitempty" yaml:"direction,omitempty"`
 }
 
 // LabSweep is a plan's lab_sweep, e.g. lab_sweep: {fw_rules: [0, 100, 1000,

@@ -480,6 +480,16 @@ func TestSamplePlans(t *testing.T) {
 			if !strings.Contains(stdout, "frame_sizes:") {
 				t.Errorf("no effective plan printed:\n%s", stdout)
 			}
+			// A tcp section is 'rfc2544 tcp's.
+			if b, _ := os.ReadFile(path); strings.HasPrefix(string(b), "tcp:") || strings.Contains(string(b), "\ntcp:") {
+				stdout, _, err := runCLI(t, context.Background(), "tcp", "--plan", path, "--dry-run", "--src", "198.18.0.1", "--dst", "198.18.0.2")
+				if err != nil {
+					t.Fatalf("tcp --plan: %v", err)
+				}
+				if !strings.Contains(stdout, "\ntcp:\n") {
+					t.Errorf("tcp --dry-run printed no tcp section:\n%s", stdout)
+				}
+			}
 		})
 	}
 }

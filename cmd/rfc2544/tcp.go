@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,7 +10,10 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/rfc2544/rfc2544/internal/rate"
 	"github.com/rfc2544/rfc2544/lab"
@@ -61,6 +65,8 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&ag.Addr, "agent", "", "run against the remote agent ('rfc2544 agent') at `HOST[:PORT]`; without --bb the bottleneck is found by the UDP throughput search through it")
 	tokenFile := fs.String("token-file", "", "with --agent: the shared token `FILE` (mode 600, as the agent's)")
 	fs.StringVar(&ag.Namespace, "netns", "", "with --agent: this side's network `namespace`")
+	planFile := fs.String("plan", "", "YAML plan `file` whose tcp section sets the flags above (bottleneck, line_rate, window, streams, duration, direction: a-to-b, b-to-a or both); flags override it")
+	dryRun := fs.Bool("dry-run", false, "print the effective test (a plan file with its tcp section) and what it would do, and create or send nothing")
 	if err := fs.Parse(rig.FixLabArg(args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -69,6 +75,16 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if fs.NArg() > 0 {
 		return usagef("tcp: unexpected argument %q", fs.Arg(0))
+	}
+	if *planFile != "" {
+		if err := applyTCPPlan(fs, *planFile); err != nil {
+			return err
+		}
+	}
+	// dry describes the test for --dry-run once its ends are known.
+	dry := func(ends string, shaped func(rev bool) float64) error {
+		return tcpDryRun(stdout, *jsonOut, tcpDry{ends: ends, bb: *bb, lineRate: *lineRate, window: *window, streams: *streams,
+			dur: *dur, reverse: *reverse, both: *both, shaped: shaped})
 	}
 	if *outDir != "" {
 		// Before any traffic: a folder that cannot be made is the flag's.
@@ -178,6 +194,12 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := agent.CheckTCPPlan(plan.WindowBytes, plan.Streams); err != nil {
 			return usagef("%v", err)
 		}
+		if *dryRun {
+			if !search && plan.BottleneckBps == 0 {
+				*bb = "search"
+			}
+			return dry(fmt.Sprintf("this host and the agent at %s", ag.Addr), nil)
+		}
 		res, err := agent.RunTCPTest(ctx, ag, plan, bbc, stderr)
 		if err != nil {
 			return fmt.Errorf("tcp: %w", err)
@@ -199,6 +221,13 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			cfg, err := labf.Config(name)
 			if err != nil {
 				return usagef("tcp: %w", err)
+			}
+			if *dryRun {
+				if err := checkTCPPlan(plan); err != nil {
+					return err
+				}
+				return dry(fmt.Sprintf("ports A and B of a temporary lab %s, created and removed (%s)", name, cfg.Summary()),
+					func(rev bool) float64 { return labShaperBps(cfg, rev) })
 			}
 			fmt.Fprintf(stderr, "creating temporary lab %s\n", name)
 			if st, err = lab.Up(ctx, cfg); err != nil {
@@ -225,15 +254,9 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			// frame's L1 overhead (TCPPlan's default).
 			plan.OverheadBytes = rfc2544.LabShaperOverhead
 			shaper = func(rev bool) (float64, string, error) {
-				r, dir := st.Config.AtoB.RateBps, "A to B"
-				if st.DUT == lab.DUTRelay {
-					r = st.Config.Relay.RateABBps
-				}
+				r, dir := labShaperBps(st.Config, rev), "A to B"
 				if rev {
-					r, dir = st.Config.BtoA.RateBps, "B to A"
-					if st.DUT == lab.DUTRelay {
-						r = st.Config.Relay.RateBABps
-					}
+					dir = "B to A"
 				}
 				if r == 0 {
 					return 0, "", usagef("tcp: lab %s is not shaped %s: give --bb RATE (the path's bottleneck) or --bb search (measure it), or shape the lab with --rate", st.Name, dir)
@@ -262,14 +285,20 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := check.Validate(); err != nil {
 		return usagef("tcp: %v", err)
 	}
-	if plan.BottleneckBps == 0 {
-		probe := plan
-		probe.BottleneckBps = 1 // for Validate; the shaper or the search sets it
-		if err := probe.Validate(); err != nil {
-			return usagef("%v", err)
+	if err := checkTCPPlan(plan); err != nil {
+		return err
+	}
+	if *dryRun {
+		ends := fmt.Sprintf("%v and %v on this host", pair.Base.Sender.Addr, pair.Base.Receiver.Addr)
+		if *reverse {
+			ends = fmt.Sprintf("%v and %v on this host", pair.Base.Receiver.Addr, pair.Base.Sender.Addr)
 		}
-	} else if err := plan.Validate(); err != nil {
-		return usagef("%v", err)
+		var shaped func(bool) float64
+		if shaper != nil {
+			ends = "ports A and B of lab " + lf.Name()
+			shaped = func(rev bool) float64 { r, _, _ := shaper(rev); return r }
+		}
+		return dry(ends, shaped)
 	}
 	if bbc.LinkBps == 0 {
 		bbc.LinkBps = rig.NominalLineRate
@@ -345,4 +374,181 @@ func localBottleneck(ctx context.Context, from, to trials.TCPEnd, c rfc2544.TCPB
 	defer u.Close()
 	fmt.Fprintf(logw, "tcp: bottleneck bandwidth: UDP throughput search %v -> %v, up to %.6g Mbit/s\n", from.Addr, to.Addr, c.LinkBps/1e6)
 	return rfc2544.BottleneckByThroughput(ctx, u, c)
+}
+
+// checkTCPPlan validates plan before any traffic; a bottleneck still to be
+// read from the lab's shaper or measured (zero) is not checked.
+func checkTCPPlan(plan rfc2544.TCPPlan) error {
+	if plan.BottleneckBps == 0 {
+		plan.BottleneckBps = 1 // for Validate; the shaper or the search sets it
+	}
+	if err := plan.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	return nil
+}
+
+// labShaperBps is a lab's shaped rate A to B (B to A with rev), bits/s,
+// of the kernel DUT's tbf or the relay's own bucket; zero when unshaped. c
+// is a lab's config as given or as the lab holds it.
+func labShaperBps(c lab.Config, rev bool) float64 {
+	r, relay := c.AtoB.RateBps, c.Relay.RateABBps
+	if rev {
+		r, relay = c.BtoA.RateBps, c.Relay.RateBABps
+	}
+	if c.DUT == lab.DUTRelay && relay != 0 {
+		r = relay
+	}
+	return float64(r)
+}
+
+// applyTCPPlan sets the flags of 'rfc2544 tcp' not given on the command
+// line from the tcp section of the plan file at path; a bad value is a
+// usage error naming the plan's field and the fix.
+func applyTCPPlan(fs *flag.FlagSet, path string) error {
+	p, _, err := rfc2544.LoadPlan(path, rfc2544.Plan{})
+	if err != nil {
+		return usagef("tcp --plan: %v", err)
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	s := p.TCP
+	bad := func(field, value, fix string) error {
+		return usagef("tcp --plan %s: tcp.%s %s: %s", quoteShort(path), field, quoteShort(value), fix)
+	}
+	set := map[string]string{}
+	if v := s.Bottleneck; v != "" && v != "search" {
+		if _, err := rate.ParseBits(v); err != nil {
+			return bad("bottleneck", v, fmt.Sprintf("%v; or search to measure it", err))
+		}
+	}
+	set["bb"] = s.Bottleneck
+	if v := s.LineRate; v != "" {
+		if r, err := rate.ParseBits(v); err != nil || !(r > 0) {
+			return bad("line_rate", v, "want a bit rate, e.g. 10G or 100mbit")
+		}
+	}
+	set["line-rate"] = s.LineRate
+	if v := s.Window; v != "" {
+		if w, err := lab.ParseSize(v); err != nil || w == 0 {
+			return bad("window", v, "want a size in bytes, e.g. 256k or 4m")
+		}
+	}
+	set["window"] = s.Window
+	if s.Streams < 0 {
+		return bad("streams", fmt.Sprint(s.Streams), "want a number of connections, e.g. 4, or leave it out to size it from the BDP")
+	}
+	if s.Streams > 0 {
+		set["streams"] = fmt.Sprint(s.Streams)
+	}
+	if s.Duration < 0 {
+		return bad("duration", s.Duration.String(), "want a positive duration, e.g. 10s")
+	}
+	if s.Duration > 0 {
+		set["duration"] = s.Duration.String()
+	}
+	switch s.Direction {
+	case "", "a-to-b":
+	case "b-to-a":
+		if !given["both"] {
+			set["reverse"] = "true"
+		}
+	case "both":
+		if !given["reverse"] {
+			set["both"] = "true"
+		}
+	default:
+		return bad("direction", s.Direction, "want a-to-b, b-to-a or both")
+	}
+	for name, v := range set {
+		if v == "" || given[name] {
+			continue // the flag overrides the plan
+		}
+		if err := fs.Set(name, v); err != nil {
+			return bad(strings.ReplaceAll(name, "-", "_"), v, err.Error())
+		}
+	}
+	return nil
+}
+
+// tcpDry is what 'rfc2544 tcp --dry-run' prints.
+type tcpDry struct {
+	ends                 string
+	bb, lineRate, window string
+	streams              int
+	dur                  time.Duration
+	reverse, both        bool
+	shaped               func(rev bool) float64 // the lab's shaper, nil without one
+}
+
+// tcpDryRun prints the effective test as a plan file (its tcp section, the
+// rest YAML comments) or, with asJSON, as JSON; it creates and sends
+// nothing.
+func tcpDryRun(w io.Writer, asJSON bool, d tcpDry) error {
+	sec := rfc2544.TCPSection{Bottleneck: d.bb, LineRate: d.lineRate, Window: d.window, Streams: d.streams, Duration: rfc2544.Duration(d.dur), Direction: "a-to-b"}
+	dirs := []bool{false}
+	switch {
+	case d.both:
+		sec.Direction, dirs = "both", []bool{false, true}
+	case d.reverse:
+		sec.Direction, dirs = "b-to-a", []bool{true}
+	}
+	var bbNotes []string
+	for _, rev := range dirs {
+		name := map[bool]string{false: "A to B", true: "B to A"}[rev]
+		switch {
+		case d.bb == "search":
+			line := d.lineRate
+			if line == "" {
+				line = "its default line rate"
+			}
+			bbNotes = append(bbNotes, fmt.Sprintf("%s: measured first, by the UDP throughput search at 1518 B up to %s", name, line))
+		case d.bb != "":
+			bbNotes = append(bbNotes, fmt.Sprintf("%s: %s, given", name, d.bb))
+		case d.shaped != nil && d.shaped(rev) > 0:
+			bbNotes = append(bbNotes, fmt.Sprintf("%s: %s, the lab's shaper", name, formatBitRate(d.shaped(rev))))
+		default:
+			bbNotes = append(bbNotes, fmt.Sprintf("%s: none known (the test would stop: give --bb RATE or --bb search)", name))
+		}
+	}
+	sizing := "window and connections sized from the BDP (window = 1.2 × BDP per connection, at most 16 MiB each)"
+	switch {
+	case d.window != "" && d.streams > 0:
+		sizing = fmt.Sprintf("window %s per connection, %d connections, as given", d.window, d.streams)
+	case d.window != "":
+		sizing = fmt.Sprintf("window %s per connection, as given; connections sized from the BDP", d.window)
+	case d.streams > 0:
+		sizing = fmt.Sprintf("%d connections, as given; their window sized from the BDP", d.streams)
+	}
+	if asJSON {
+		out := struct {
+			Ends       string             `json:"ends"`
+			Bottleneck []string           `json:"bottleneck"`
+			Sizing     string             `json:"sizing"`
+			TCP        rfc2544.TCPSection `json:"tcp"`
+		}{d.ends, bbNotes, sizing, sec}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# rfc2544 tcp --dry-run: the effective test; nothing was created or sent.\n")
+	fmt.Fprintf(&b, "# ends: %s\n", d.ends)
+	for _, n := range bbNotes {
+		fmt.Fprintf(&b, "# bottleneck %s\n", n)
+	}
+	fmt.Fprintf(&b, "# steps (RFC 6349): path MTU and MSS, the idle path's RTT, BDP = bottleneck × RTT; then %s; a %v transfer", sizing, d.dur)
+	if d.both {
+		b.WriteString(" each way at once")
+	}
+	b.WriteString("; throughput against the maximum for the MSS, transfer time ratio, TCP efficiency, buffer delay\n")
+	y, err := yaml.Marshal(struct {
+		TCP rfc2544.TCPSection `yaml:"tcp"`
+	}{sec})
+	if err != nil {
+		return err
+	}
+	b.Write(y)
+	_, err = io.WriteString(w, b.String())
+	return err
 }
