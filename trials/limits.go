@@ -47,26 +47,6 @@ func stallReason(r StreamResult, maxLag time.Duration) string {
 		r.ID, float64(lag)/1e6, burst, r.Lost)
 }
 
-// unevenReason is the even-load rule for one lossless stream whose
-// receive counts are known: when the generator was still behind its
-// schedule as it ended and sent the rest (CatchUpBurstFrames) back to back
-// with the last frame, and that rest is over tol of the frames sent, the
-// DUT was offered less than the intended load through the trial and a
-// burst at its end, so a pass says nothing of the load. A queue the burst
-// filled shows in the last bin of the latency trend only (681 frames, a
-// mean 18.1 ms in the last 10 ms of a 2 s trial at 101.2 % of a shaper's
-// rate, the 200 before at 0.0-0.8 ms: the search passed 101.18 % of R in
-// CI under stress-ng --cpu 1, 2026-12-02). It returns the reason, or ""
-// when the rule does not apply. Such a limit is transient: the rerun is
-// offered evenly unless the host stalls again.
-func unevenReason(r StreamResult, tol float64) string {
-	if r.Received == 0 || r.Lost > 0 || r.Sent == 0 || float64(r.CatchUpBurstFrames) <= tol*float64(r.Sent) {
-		return ""
-	}
-	return fmt.Sprintf("stream %d: generator was still %.1f ms behind schedule at its end and sent its last %d frames (%.2f%%) back to back: the load was not offered evenly",
-		r.ID, float64(r.CatchUpBurstFrames)/max(r.IntendedFPS, 1)*1e3, r.CatchUpBurstFrames, 100*float64(r.CatchUpBurstFrames)/float64(r.Sent))
-}
-
 // lossExplained says whether frames were lost and each stream that lost
 // any has its loss explained by its generator's catch-up (stallReason), and
 // the DUT was not seen overloaded (Result.LossExplained).

@@ -417,9 +417,6 @@ func (e *RemoteEngine) judge(res *Result, lim *limits, spec Spec, _ [2]float64) 
 		if why := stallReason(out.Streams[i], e.half().MaxLag); why != "" {
 			reasons = append(reasons, who+why)
 		}
-		if why := unevenReason(out.Streams[i], e.half().TesterLimitTolerance); why != "" {
-			reasons = append(reasons, who+why)
-		}
 	}
 	lim.add(true, reasons)
 	*res = out

@@ -56,8 +56,7 @@ func rateChangeFPS(s Spec) float64 {
 // the loss. Only a stall is transient: the generator kept its rate but the
 // tester's host did not schedule it for a while (the last rule; an
 // offered rate short by no more than the time the generator fell behind,
-// stallShortfall; or a generator that made up most of its lag, outranStall;
-// or a lossless trial whose last frames went out as one burst, unevenReason).
+// stallShortfall; or a generator that made up most of its lag, outranStall).
 func generatorReasons(st *streamState, r StreamResult, intended, tol float64, maxLag time.Duration, stopped bool) (transient bool, reasons []string) {
 	switch {
 	case st.failed > 0:
@@ -81,9 +80,6 @@ func generatorReasons(st *streamState, r StreamResult, intended, tol float64, ma
 		return false, []string{why}
 	}
 	if why := stallReason(r, maxLag); why != "" {
-		return true, []string{why}
-	}
-	if why := unevenReason(r, tol); why != "" {
 		return true, []string{why}
 	}
 	return false, nil
