@@ -522,33 +522,8 @@ func (m *mlr) measure(ctx context.Context, tg *mlrTarget, load float64) error {
 		at = rec.OfferedPercent
 		s.flow = &s.out.Trials[tr.rec]
 	}
-	uneven := rec.EvenPercent > 0 && rec.EvenPercent < load*(1-1e-9) && rec.Outcome == OutcomePass && rec.FailReason == "" && tr.loss == 0
-	if uneven {
-		// A clean pass whose last frames went out back to back shows the
-		// DUT carried the load offered evenly, below the intended one:
-		// filed there. The intended load was not offered; like a load
-		// met with a tester limit, twice and it is out of reach (or
-		// the search could propose it again and again).
-		at = min(at, rec.EvenPercent)
-		tr.fwdFPS = min(tr.fwdFPS, rec.EvenFPS)
-		e := m.entry(load)
-		if e.limits++; e.limits > 1 {
-			w := tg.width
-			for _, gl := range m.goals {
-				w = min(w, gl.WidthPercent/100)
-			}
-			m.maxLoad = min(m.maxLoad, max(m.min(), load*(1-w)))
-			m.limited = true
-			if m.limitAt == 0 || load < m.limitAt {
-				m.limitAt = load
-			}
-			r := &s.out.Trials[tr.rec]
-			r.TesterLimitReason = fmt.Sprintf("the generator, behind its schedule at the end, sent its last frames back to back: %.4g%% of line rate offered evenly of the %.4g%% intended", rec.EvenPercent, load)
-			s.limited = r
-		}
-	}
 	m.limitRun = 0
-	if m.limited && load > m.maxLoad*(1+1e-9) && !uneven {
+	if m.limited && load > m.maxLoad*(1+1e-9) {
 		// The tester carried a load above the limit it met before: that
 		// limit was not its ceiling (a stall, a held-back burst). Lift
 		// it, or the trials above it would never count as bounds.
@@ -649,9 +624,6 @@ func (m *mlr) conclude() *TrialRecord {
 	best := &out.Trials[lb.trials[len(lb.trials)-1].rec]
 	out.IntendedPercent = first.LowerPercent
 	out.OfferedPercent = best.OfferedPercent
-	if best.EvenPercent > 0 && best.Outcome == OutcomePass {
-		out.OfferedPercent = best.EvenPercent // filed at the load offered evenly
-	}
 	out.FPS = first.ConditionalFPS
 	out.L1Bps, out.L2Bps = first.L1Bps, first.L2Bps
 	out.Note = first.Note

@@ -107,13 +107,6 @@ type TrialRecord struct {
 	OfferedPercent  float64 `json:"offered_percent"`
 	IntendedFPS     float64 `json:"intended_fps"`
 	OfferedFPS      float64 `json:"offered_fps"`
-	// EvenPercent and EvenFPS are the load offered evenly, below the
-	// offered one when a generator still behind its schedule at the end
-	// sent the rest back to back (trials.StreamResult.EvenFPS): what a
-	// lossless trial shows the DUT carried, and the load a search files
-	// it at. Zero when the whole load was offered evenly.
-	EvenPercent float64 `json:"even_percent,omitempty"`
-	EvenFPS     float64 `json:"even_fps,omitempty"`
 	// BurstFrames is the burst length of a back-to-back trial.
 	BurstFrames  int64   `json:"burst_frames,omitempty"`
 	Sent         uint64  `json:"sent"`

@@ -260,14 +260,6 @@ func newRecord(p Plan, q trialReq, res trials.Result) TrialRecord {
 	}
 	if n := len(res.Streams); n > 0 {
 		rec.OfferedPercent = framing.FPSToPercent(t.OfferedFPS/float64(n), p.LinkBps, q.size)
-		var even float64
-		for _, s := range res.Streams {
-			even += s.EvenFPS()
-		}
-		if even < t.OfferedFPS*(1-1e-9) {
-			rec.EvenFPS = even
-			rec.EvenPercent = framing.FPSToPercent(even/float64(n), p.LinkBps, q.size)
-		}
 	}
 	overload := ""
 	if res.TesterLimited && res.TesterLimitTransient {

@@ -182,11 +182,6 @@ func (s *search) try(ctx context.Context, load float64) (stop bool, err error) {
 			s.fail(load)
 			load, s.flow = rec.OfferedPercent, &rec
 		}
-		if rec.EvenPercent > 0 {
-			// Its last frames went out back to back: the DUT carried
-			// the load offered evenly (TrialRecord.EvenPercent).
-			load = min(load, rec.EvenPercent)
-		}
 		if !s.havePass || load > s.lo {
 			s.lo, s.pass = load, &rec
 		}
@@ -336,9 +331,6 @@ func (s *search) conclude() *TrialRecord {
 	out.IntendedPercent = best.IntendedPercent
 	out.OfferedPercent = best.OfferedPercent
 	out.FPS = best.OfferedFPS
-	if best.EvenPercent > 0 && best.Outcome == OutcomePass {
-		out.OfferedPercent, out.FPS = best.EvenPercent, best.EvenFPS
-	}
 	out.L1Bps = framing.L1Bps(out.FPS, s.size)
 	out.L2Bps = framing.L2Bps(out.FPS, s.size)
 	out.NotSustained = best.NotSustained

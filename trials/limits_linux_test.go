@@ -111,16 +111,3 @@ func TestLossExplained(t *testing.T) {
 		}
 	}
 }
-
-// TestEvenFPS: a stream's even rate leaves out the frames sent back to
-// back at its end.
-func TestEvenFPS(t *testing.T) {
-	even := StreamResult{Sent: 20001, OfferedFPS: 10000, TxSeconds: 2}
-	if got := even.EvenFPS(); got != 10000 {
-		t.Errorf("no end burst: %g fps, want the offered 10000", got)
-	}
-	burst := StreamResult{Sent: 20001, OfferedFPS: 10000, TxSeconds: 2, CatchUpBurstFrames: 400}
-	if got := burst.EvenFPS(); got != 9800 {
-		t.Errorf("400 frames at the end of 2 s: %g fps, want 9800", got)
-	}
-}

@@ -266,17 +266,3 @@ func (r Result) Direction(d Direction) (s StreamResult, ok bool) {
 	}
 	return s, true
 }
-
-// EvenFPS is the rate the stream was offered at evenly: OfferedFPS less
-// the frames of a catch-up its spread could not absorb, sent back to back
-// at its end (CatchUpBurstFrames). A DUT's queue takes such a burst
-// without loss and the latency trend sees it in its last bin only (681
-// frames at a mean 18.1 ms after 200 bins at 0.0-0.8 ms: a search passed
-// 101.18 % of a shaper's rate under stress-ng --cpu 1, 2026-12-02), so a
-// lossless trial shows that the DUT carried EvenFPS, not OfferedFPS.
-func (r StreamResult) EvenFPS() float64 {
-	if r.CatchUpBurstFrames == 0 || r.TxSeconds <= 0 || r.Sent <= r.CatchUpBurstFrames+1 {
-		return r.OfferedFPS
-	}
-	return min(r.OfferedFPS, float64(r.Sent-r.CatchUpBurstFrames-1)/r.TxSeconds)
-}
