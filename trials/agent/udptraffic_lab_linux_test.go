@@ -73,7 +73,7 @@ func labTester(t *testing.T, st *lab.State, c *agent.Client, reverse bool) *agen
 // way) with another process keeping a CPU busy (stress-ng --cpu 1), the
 // generators of the two ports on this 2-CPU host were still 30-45 ms
 // behind at the end of 2 s trials and 3 of 5 searches ended tester-limited,
-// as they should; at 25 Mbit/s 4 of 4 found 99.39-100.85 % of R, with no
+// as they should (with an end-burst tester limit since removed); at 25 Mbit/s 4 of 4 found 99.39-100.85 % of R, with no
 // trial tester-limited (2026-12-02). The DUT has the lab's default
 // queue (1000 packets) and bucket (10 ms), as a user's run has: through a
 // 50-packet queue a catch-up after a 3-16 ms stall of this VM overflowed it
