@@ -3,10 +3,8 @@
 package trials
 
 import (
-	"encoding/binary"
 	"net"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -48,39 +46,24 @@ var keptStampSocket *net.UDPConn
 
 // stampsOnArrival sends c datagrams to itself until one comes back stamped
 // within 500 µs of its send (stamped on arrival, not when read 1 ms later),
-// for up to limit; it says whether one did.
-func stampsOnArrival(c *net.UDPConn, limit time.Duration) bool {
+// for up to limit.
+func stampsOnArrival(c *net.UDPConn, limit time.Duration) {
 	to := c.LocalAddr().(*net.UDPAddr).AddrPort()
-	buf, oob := make([]byte, 16), make([]byte, 128)
+	buf, oob := make([]byte, 16), make([]byte, udpOOBLen)
 	defer c.SetReadDeadline(time.Time{})
 	for end := time.Now().Add(limit); time.Now().Before(end); {
 		sent := time.Now()
 		if _, err := c.WriteToUDPAddrPort([]byte("stamp?"), to); err != nil {
-			return false
+			return
 		}
 		time.Sleep(time.Millisecond)
 		c.SetReadDeadline(time.Now().Add(limit))
 		_, oobn, _, _, err := c.ReadMsgUDPAddrPort(buf, oob)
 		if err != nil {
-			return false
+			return
 		}
-		if at, ok := stampOf(oob[:oobn]); ok && at.Sub(sent) < 500*time.Microsecond {
-			return true
-		}
-	}
-	return false
-}
-
-// stampOf is the SO_TIMESTAMPNS stamp among a datagram's control messages.
-func stampOf(oob []byte) (time.Time, bool) {
-	msgs, err := syscall.ParseSocketControlMessage(oob)
-	if err != nil {
-		return time.Time{}, false
-	}
-	for _, m := range msgs {
-		if m.Header.Level == syscall.SOL_SOCKET && m.Header.Type == syscall.SO_TIMESTAMPNS && len(m.Data) >= 16 {
-			return time.Unix(int64(binary.NativeEndian.Uint64(m.Data)), int64(binary.NativeEndian.Uint64(m.Data[8:]))), true
+		if ts, _, ok, _ := parseUDPControl(oob[:oobn]); ok && ts-sent.UnixNano() < int64(500*time.Microsecond) {
+			return
 		}
 	}
-	return time.Time{}, false
 }

@@ -64,25 +64,28 @@ func generatorReasons(st *streamState, r StreamResult, intended, tol float64, ma
 	case st.pacer.Total > 0 && st.queued < st.pacer.Total && !stopped:
 		why := fmt.Sprintf("stream %d: generator sent %d of %d planned frames in time (behind the intended %.0f fps)",
 			st.spec.ID, st.queued, st.pacer.Total, intended)
-		if end, ok := outranStall(r); ok {
-			return true, []string{fmt.Sprintf("%s: it fell %.1f ms behind schedule and was %.1f ms behind at the end, a stall of this host", why, float64(r.MaxLagNs)/1e6, float64(end)/1e6)}
-		}
-		return false, []string{why}
+		return outranReasons(r, why)
 	case st.pacer.RateFPS > 0 && st.pacer.Total > 1 && r.OfferedFPS < intended*(1-tol):
 		why := fmt.Sprintf("stream %d: generator offered %.0f fps, %.2f%% below the intended %.0f fps",
 			st.spec.ID, r.OfferedFPS, 100*(1-r.OfferedFPS/intended), intended)
 		if stallShortfall(r) {
 			return true, []string{fmt.Sprintf("%s: it fell %.1f ms behind schedule once, a stall of this host", why, float64(r.MaxLagNs)/1e6)}
 		}
-		if end, ok := outranStall(r); ok {
-			return true, []string{fmt.Sprintf("%s: it fell %.1f ms behind schedule and was %.1f ms behind at the end, a stall of this host", why, float64(r.MaxLagNs)/1e6, float64(end)/1e6)}
-		}
-		return false, []string{why}
+		return outranReasons(r, why)
 	}
 	if why := stallReason(r, maxLag); why != "" {
 		return true, []string{why}
 	}
 	return false, nil
+}
+
+// outranReasons is a generator's shortfall reason why, transient when the
+// generator made up most of its lag (outranStall).
+func outranReasons(r StreamResult, why string) (transient bool, reasons []string) {
+	if end, ok := outranStall(r); ok {
+		return true, []string{fmt.Sprintf("%s: it fell %.1f ms behind schedule and was %.1f ms behind at the end, a stall of this host", why, float64(r.MaxLagNs)/1e6, float64(end)/1e6)}
+	}
+	return false, []string{why}
 }
 
 // trialPacer is the pacer of one stream of spec: a burst of
