@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rfc2544/rfc2544/trials/agent/wire"
@@ -71,6 +72,10 @@ type Client struct {
 	err     error
 	callMu  sync.Mutex
 	wg      sync.WaitGroup
+	// tcpIDs numbers the session's TCP trials (TCPTester), above the UDP
+	// engine's ids: testers sharing the session (both directions at once)
+	// never reuse one.
+	tcpIDs atomic.Uint64
 }
 
 // JoinHostPort adds DefaultPort to an address without a port.

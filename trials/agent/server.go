@@ -500,7 +500,7 @@ type session struct {
 	start  time.Time
 	trials int
 	trial  *activeTrial
-	tcp    *tcpTrial // tcpserver.go
+	tcp    []*tcpTrial // tcpserver.go: at most two, transfers the opposite way
 }
 
 // activeTrial is the trial in progress.
@@ -530,7 +530,7 @@ func (se *session) run(ctx context.Context) string {
 	defer cancel()
 	defer se.c.nc.Close() // unblocks the reader
 	defer se.stopTrial("session ended")
-	defer se.stopTCP("session ended")
+	defer se.stopAllTCP("session ended")
 	se.c.writeTimeout = cfg.PeerTimeout
 
 	in := make(chan inbound)
@@ -584,8 +584,10 @@ func (se *session) run(ctx context.Context) string {
 		var trialTimer <-chan time.Time
 		if se.trial != nil {
 			trialTimer = se.trial.timer.C
-		} else if se.tcp != nil {
-			trialTimer = se.tcp.timer.C
+		}
+		var tcpTimer [2]<-chan time.Time
+		for i, t := range se.tcp[:min(len(se.tcp), 2)] {
+			tcpTimer[i] = t.timer.C
 		}
 		select {
 		case r := <-in:
@@ -599,11 +601,11 @@ func (se *session) run(ctx context.Context) string {
 			if reason := se.handle(ctx, r.m); reason != "" {
 				return reason
 			}
+		case <-tcpTimer[0]:
+			se.tcpDeadline(se.tcp[0])
+		case <-tcpTimer[1]:
+			se.tcpDeadline(se.tcp[1])
 		case <-trialTimer:
-			if se.tcp != nil {
-				se.tcpDeadline()
-				continue
-			}
 			t := se.trial
 			what := "Start"
 			if t.started {
@@ -660,7 +662,7 @@ func (se *session) handle(ctx context.Context, m wire.Message) (reason string) {
 			}()
 			func() {
 				defer func() { recover() }()
-				se.stopTCP("internal error")
+				se.stopAllTCP("internal error")
 			}()
 			se.trial, se.tcp = nil, nil
 			se.c.write(&wire.Error{Code: wire.CodeProtocol, Fatal: true,

@@ -392,3 +392,122 @@ func TestTCPStopDeadline(t *testing.T) {
 		t.Error("Stop after the deadline answered with results")
 	}
 }
+
+// TestTCPAgentBothAtOnce: the RFC 6349 test in both directions at once
+// (tcp --both through an agent): a transfer to the agent and one from it
+// run beside each other in one session, each counted by its receiver; the
+// agent refuses any other second TCP trial (the same way, beside an RTT
+// probe, windows above its 64 MiB together, a third) and a UDP trial while
+// they run, each with an Error naming why, and the session goes on.
+func TestTCPAgentBothAtOnce(t *testing.T) {
+	leakCheck(t)
+	a := startAgent(t, func(c *agent.Config) { c.Policy.MaxRateBps = 1e12 })
+	c := dial(t, a.addr)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	refused := func(s wire.TCPSetup, code wire.Code, want string) {
+		t.Helper()
+		_, err := c.SetupTCP(ctx, s)
+		var re *agent.RemoteError
+		if !errors.As(err, &re) || re.Code != code || !strings.Contains(re.Message, want) {
+			t.Errorf("TCPSetup %+v: %v, want a %s Error saying %q", s, err, code, want)
+		}
+	}
+	// Beside an RTT probe, nothing.
+	tcpTrial(t, c, wire.TCPSetup{TrialID: 20, Kind: wire.TCPRTT, Streams: 1, Probes: 1})
+	refused(wire.TCPSetup{TrialID: 21, Kind: wire.TCPToAgent, Streams: 1, Duration: int64(time.Second)}, wire.CodeProtocol, "a transfer the other way")
+	if _, err := c.StopTCP(ctx, 20); err != nil {
+		t.Fatal(err)
+	}
+
+	const d = time.Second
+	to := tcpTrial(t, c, wire.TCPSetup{TrialID: 22, Kind: wire.TCPToAgent, Streams: 1, WindowBytes: 16 << 20, Duration: int64(d)})
+	refused(wire.TCPSetup{TrialID: 23, Kind: wire.TCPToAgent, Streams: 1, Duration: int64(d)}, wire.CodeProtocol, "a transfer the other way")
+	refused(wire.TCPSetup{TrialID: 24, Kind: wire.TCPFromAgent, Streams: 4, WindowBytes: 16 << 20, Duration: int64(d)}, wire.CodePolicy, "above the agent's 67108864")
+	from := tcpTrial(t, c, wire.TCPSetup{TrialID: 25, Kind: wire.TCPFromAgent, Streams: 1, WindowBytes: 1 << 20, Duration: int64(d)})
+	refused(wire.TCPSetup{TrialID: 26, Kind: wire.TCPFromAgent, Streams: 1, Duration: int64(d)}, wire.CodeProtocol, "Stop one first")
+	udp := wire.TrialSetup{TrialID: 27, Spec: trials.Spec{FrameSize: 64, Streams: []trials.Stream{{ID: 4, Direction: trials.AtoB}},
+		RateFPS: 100, Duration: time.Second}, ControllerPort: 40000, Latency: agent.LatencyRoundTrip}
+	if _, err := c.Setup(ctx, udp); err == nil || !strings.Contains(err.Error(), "tcp trial 22 is in progress") {
+		t.Errorf("UDP TrialSetup beside the tcp trials: %v, want refused", err)
+	}
+	toConn, fromConn := dialFrom(t, loopback, to), dialFrom(t, loopback, from)
+	for _, id := range []uint64{22, 25} {
+		if err := c.Start(ctx, id); err != nil {
+			t.Fatalf("start %d: %v", id, err)
+		}
+	}
+	// Both run now: this side writes to the agent while it reads what
+	// the agent writes.
+	var wrote int64
+	writeDone := make(chan error, 1)
+	go func() {
+		buf := make([]byte, 64<<10)
+		end := time.Now().Add(d)
+		for time.Now().Before(end) {
+			n, err := toConn.Write(buf)
+			wrote += int64(n)
+			if err != nil {
+				writeDone <- err
+				return
+			}
+		}
+		writeDone <- toConn.CloseWrite()
+	}()
+	read, err := io.Copy(io.Discard, fromConn)
+	if err != nil {
+		t.Fatalf("reading from the agent: %v", err)
+	}
+	if err := <-writeDone; err != nil {
+		t.Fatalf("writing to the agent: %v", err)
+	}
+	rto, err := c.StopTCP(ctx, 22)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rfrom, err := c.StopTCP(ctx, 25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("to the agent: wrote %d, the agent read %d in %v; from the agent: it wrote %d, read %d", wrote, rto.ReceivedBytes,
+		time.Duration(rto.ReceiveSpanNs), rfrom.WrittenBytes, read)
+	if wrote == 0 || rto.ReceivedBytes != uint64(wrote) || read == 0 || rfrom.WrittenBytes != uint64(read) {
+		t.Errorf("to the agent %d of %d bytes read, from it %d of %d: want every byte of both, and some", rto.ReceivedBytes, wrote, read, rfrom.WrittenBytes)
+	}
+	// The session goes on, with either kind alone again.
+	if _, err := c.SetupTCP(ctx, wire.TCPSetup{TrialID: 28, Kind: wire.TCPRTT, Streams: 1, Probes: 1}); err != nil {
+		t.Errorf("an rtt trial after both: %v", err)
+	} else if _, err := c.StopTCP(ctx, 28); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestTCPControllerKilledMidBoth: the controller's control connection
+// closes while transfers run both ways: the agent closes both trials'
+// connections within 2 s and listens again; and two trials never started
+// are each closed at their own start deadline.
+func TestTCPControllerKilledMidBoth(t *testing.T) {
+	leakCheck(t)
+	a := startAgent(t, func(c *agent.Config) { c.StartTimeout = 300 * time.Millisecond })
+	c := dial(t, a.addr)
+	for i, id := range []uint64{30, 31} {
+		kind := []wire.TCPKind{wire.TCPToAgent, wire.TCPFromAgent}[i]
+		tcpTrial(t, c, wire.TCPSetup{TrialID: id, Kind: kind, Streams: 1, Duration: int64(time.Second)})
+	}
+	waitFor(t, "both tcp trials closed at their start deadline", func() bool {
+		return strings.Count(a.log.String(), "no Start from the controller by the tcp trial's deadline") == 2
+	})
+	to := tcpTrial(t, c, wire.TCPSetup{TrialID: 32, Kind: wire.TCPToAgent, Streams: 2, Duration: int64(30 * time.Second)})
+	conns := runningTCP(t, c, 2, 30*time.Second) // trial 5, from the agent
+	for range 2 {
+		conns = append(conns, dialFrom(t, loopback, to))
+	}
+	if err := c.Start(context.Background(), 32); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	c.Close()
+	closedWithin(t, conns, t0, 2*time.Second)
+	a.waitLog(t, `reason="controller closed the connection"`, "trial=5", "trial=32")
+	dial(t, a.addr).Close()
+}

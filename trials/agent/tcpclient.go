@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"sync/atomic"
 	"time"
 
 	"github.com/rfc2544/rfc2544/trials"
@@ -55,13 +54,9 @@ type TCPTester struct {
 	Reverse bool
 	// SampleEvery is the TCP_INFO sample period; zero means 1 s.
 	SampleEvery time.Duration
-
-	// ids numbers the TCP trials, above the UDP engine's ids of the
-	// same session.
-	ids atomic.Uint64
 }
 
-func (t *TCPTester) nextID() uint64 { return 1<<40 + t.ids.Add(1) }
+func (t *TCPTester) nextID() uint64 { return 1<<40 + t.Client.tcpIDs.Add(1) }
 
 func (t *TCPTester) local() trials.TCPEnd {
 	return trials.TCPEnd{Namespace: t.Namespace, Addr: t.Client.LocalAddr().Addr().Unmap()}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,15 +74,20 @@ type tcpTrial struct {
 // handleTCP serves the TCP mode's messages: TCPSetup, and Start and Stop
 // (and a refused TrialSetup) while a TCP trial is in progress. ok is false
 // for any other message.
+//
+// Two TCP trials may run at once when they are transfers the opposite way
+// (one to the agent, one from it: the RFC 6349 test in both directions at
+// once); the agent then writes in one of them only, so its --max-rate
+// bounds what it sends as with one, and their windows together stay within
+// wire.MaxTCPWindowTotal.
 func (se *session) handleTCP(ctx context.Context, m wire.Message, reply func(wire.Message) string, deny func(uint64, wire.Code, string, ...any) string) (string, bool) {
-	t := se.tcp
 	switch m := m.(type) {
 	case *wire.TCPSetup:
-		switch {
-		case t != nil:
-			return deny(m.TrialID, wire.CodeProtocol, "TCPSetup for trial %d while tcp trial %d is in progress; Stop it first", m.TrialID, t.setup.TrialID), true
-		case se.trial != nil:
+		if se.trial != nil {
 			return deny(m.TrialID, wire.CodeProtocol, "TCPSetup for trial %d while trial %d is in progress; Stop it first", m.TrialID, se.trial.setup.TrialID), true
+		}
+		if code, err := se.tcpBeside(*m); err != nil {
+			return deny(m.TrialID, code, "%v", err), true
 		}
 		if err := se.s.cfg.Policy.CheckTCP(*m); err != nil {
 			return deny(m.TrialID, wire.CodePolicy, "%v", err), true
@@ -91,39 +98,79 @@ func (se *session) handleTCP(ctx context.Context, m wire.Message, reply func(wir
 		}
 		return reply(r), true
 	case *wire.TrialSetup:
-		if t != nil {
-			return deny(m.TrialID, wire.CodeProtocol, "TrialSetup for trial %d while tcp trial %d is in progress; Stop it first", m.TrialID, t.setup.TrialID), true
+		if len(se.tcp) > 0 {
+			return deny(m.TrialID, wire.CodeProtocol, "TrialSetup for trial %d while tcp trial %d is in progress; Stop it first", m.TrialID, se.tcp[0].setup.TrialID), true
 		}
 	case *wire.Start:
-		if t == nil {
+		if len(se.tcp) == 0 {
 			return "", false
 		}
-		if t.setup.TrialID != m.TrialID || t.started {
+		t := se.tcpTrialOf(m.TrialID)
+		if t == nil || t.started {
 			return deny(m.TrialID, wire.CodeProtocol, "Start for trial %d: %s", m.TrialID, se.tcpStateText()), true
 		}
-		if err := se.tcpStart(); err != nil {
-			se.stopTCP("start failed")
+		if err := se.tcpStart(t); err != nil {
+			se.stopTCP(t, "start failed")
 			return deny(m.TrialID, wire.CodeTraffic, "start tcp trial: %v", err), true
 		}
 		return reply(&wire.Started{TrialID: m.TrialID}), true
 	case *wire.Stop:
-		if t == nil {
+		if len(se.tcp) == 0 {
 			return "", false
 		}
-		if t.setup.TrialID != m.TrialID {
+		t := se.tcpTrialOf(m.TrialID)
+		if t == nil {
 			return deny(m.TrialID, wire.CodeProtocol, "Stop for trial %d: %s", m.TrialID, se.tcpStateText()), true
 		}
-		return reply(se.stopTCP("stop")), true
+		return reply(se.stopTCP(t, "stop")), true
 	}
 	return "", false
 }
 
-func (se *session) tcpStateText() string {
-	t := se.tcp
-	if t.started {
-		return fmt.Sprintf("tcp trial %d is running", t.setup.TrialID)
+// tcpBeside refuses a TCP setup that cannot run beside the session's TCP
+// trials: only a transfer the other way beside one transfer, their windows
+// within wire.MaxTCPWindowTotal together. The error names the trial in the
+// way and the fix.
+func (se *session) tcpBeside(m wire.TCPSetup) (wire.Code, error) {
+	switch len(se.tcp) {
+	case 0:
+		return "", nil
+	case 1:
+	default:
+		return wire.CodeProtocol, fmt.Errorf("TCPSetup for trial %d while tcp trials %d and %d are in progress; Stop one first", m.TrialID, se.tcp[0].setup.TrialID, se.tcp[1].setup.TrialID)
 	}
-	return fmt.Sprintf("tcp trial %d is set up and not started", t.setup.TrialID)
+	o := se.tcp[0].setup
+	if o.Kind == wire.TCPRTT || m.Kind == wire.TCPRTT || o.Kind == m.Kind {
+		return wire.CodeProtocol, fmt.Errorf("TCPSetup for trial %d (%s) while tcp trial %d (%s) is in progress: a second tcp trial at once must be a transfer the other way (%s beside %s); Stop it first",
+			m.TrialID, m.Kind, o.TrialID, o.Kind, wire.TCPToAgent, wire.TCPFromAgent)
+	}
+	if w := int64(o.Streams)*int64(o.WindowBytes) + int64(m.Streams)*int64(m.WindowBytes); w > wire.MaxTCPWindowTotal {
+		return wire.CodePolicy, fmt.Errorf("tcp trial %d: window_bytes %d × streams %d beside tcp trial %d's %d × %d: %d bytes, above the agent's %d for the trials of a session at once; use smaller windows",
+			m.TrialID, m.WindowBytes, m.Streams, o.TrialID, o.WindowBytes, o.Streams, w, wire.MaxTCPWindowTotal)
+	}
+	return "", nil
+}
+
+// tcpTrialOf returns the session's TCP trial id, or nil.
+func (se *session) tcpTrialOf(id uint64) *tcpTrial {
+	for _, t := range se.tcp {
+		if t.setup.TrialID == id {
+			return t
+		}
+	}
+	return nil
+}
+
+func (se *session) tcpStateText() string {
+	var st []string
+	for _, t := range se.tcp {
+		if t.started {
+			st = append(st, fmt.Sprintf("tcp trial %d is running", t.setup.TrialID))
+		} else {
+			st = append(st, fmt.Sprintf("tcp trial %d is set up and not started", t.setup.TrialID))
+		}
+	}
+	return strings.Join(st, ", ")
 }
 
 // tcpSetup opens the trial's port and starts accepting the controller's
@@ -171,7 +218,7 @@ func (se *session) tcpSetup(ctx context.Context, m wire.TCPSetup) (*wire.Ready, 
 		}
 	})
 	se.trials++
-	se.tcp = t
+	se.tcp = append(se.tcp, t)
 	port := uint16(0)
 	if a, ok := ln.Addr().(*net.TCPAddr); ok {
 		port = uint16(a.Port)
@@ -181,10 +228,9 @@ func (se *session) tcpSetup(ctx context.Context, m wire.TCPSetup) (*wire.Ready, 
 	return &wire.Ready{TrialID: m.TrialID, AgentPort: port}, nil
 }
 
-// tcpStart takes the controller's connections and starts the trial's
-// worker.
-func (se *session) tcpStart() error {
-	t := se.tcp
+// tcpStart takes the controller's connections for t and starts the
+// trial's worker.
+func (se *session) tcpStart(t *tcpTrial) error {
 	cfg := se.s.cfg
 	wait := time.NewTimer(tcpAcceptWait)
 	defer wait.Stop()
@@ -235,16 +281,20 @@ func (se *session) tcpStart() error {
 	return nil
 }
 
-// stopTCP ends the TCP trial and returns the agent's TCPResults (or an
-// Error when its side failed). At the controller's Stop (why "stop") it
-// gives the transfer up to 2 s to end; otherwise it closes the trial's
-// connections at once. It does nothing without a TCP trial.
-func (se *session) stopTCP(why string) wire.Message {
-	t := se.tcp
-	if t == nil {
-		return nil
+// stopAllTCP ends every TCP trial of the session at once (its end, an
+// internal error).
+func (se *session) stopAllTCP(why string) {
+	for len(se.tcp) > 0 {
+		se.stopTCP(se.tcp[len(se.tcp)-1], why)
 	}
-	se.tcp = nil
+}
+
+// stopTCP ends TCP trial t and returns the agent's TCPResults (or an Error
+// when its side failed). At the controller's Stop (why "stop") it gives the
+// transfer up to 2 s to end; otherwise it closes the trial's connections at
+// once.
+func (se *session) stopTCP(t *tcpTrial, why string) wire.Message {
+	se.tcp = slices.DeleteFunc(se.tcp, func(x *tcpTrial) bool { return x == t })
 	t.timer.Stop()
 	var reason string
 	if t.started && why == "stop" {
@@ -286,14 +336,13 @@ func (se *session) stopTCP(why string) wire.Message {
 	return res
 }
 
-// tcpDeadline stops a TCP trial whose Start or Stop did not come in time.
-func (se *session) tcpDeadline() {
-	t := se.tcp
+// tcpDeadline stops TCP trial t, whose Start or Stop did not come in time.
+func (se *session) tcpDeadline(t *tcpTrial) {
 	what := "Start"
 	if t.started {
 		what = "Stop"
 	}
-	se.stopTCP("deadline")
+	se.stopTCP(t, "deadline")
 	msg := fmt.Sprintf("no %s from the controller by the tcp trial's deadline: the agent closed the trial's connections", what)
 	se.log.Warn("tcp trial stopped", "trial", t.setup.TrialID, "reason", msg)
 	se.c.write(&wire.Error{Code: wire.CodeTimeout, TrialID: t.setup.TrialID, Message: msg})
