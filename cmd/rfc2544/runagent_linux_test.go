@@ -38,15 +38,7 @@ func TestRunAgentOneWay(t *testing.T) {
 	st := labtest.New(t, lab.Config{AtoB: sh, BtoA: sh})
 
 	dir := t.TempDir()
-	tok := filepath.Join(dir, "agent.token")
-	if err := os.WriteFile(tok, []byte("0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	token, err := agent.LoadToken(tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := agenttest.Serve(t, st.B.Namespace, st.B.IPv4.Addr(), token, agent.Policy{MaxRateBps: 1e9, MaxDuration: time.Minute, ClockSync: agent.ClockPTP})
+	addr, tok := serveLabAgent(t, st, agent.Policy{MaxRateBps: 1e9, MaxDuration: time.Minute, ClockSync: agent.ClockPTP})
 
 	out := filepath.Join(dir, "out")
 	_, stderr, err := runCLI(t, context.Background(), "run", "--agent", addr, "--token-file", tok,
@@ -94,15 +86,7 @@ func TestRunAgentNoRoomToReflect(t *testing.T) {
 	needRoot(t)
 	st := labtest.New(t, lab.Config{})
 	dir := t.TempDir()
-	tok := filepath.Join(dir, "agent.token")
-	if err := os.WriteFile(tok, []byte("0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	token, err := agent.LoadToken(tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := agenttest.Serve(t, st.B.Namespace, st.B.IPv4.Addr(), token, agent.Policy{MaxRateBps: 10e6, MaxDuration: time.Minute})
+	addr, tok := serveLabAgent(t, st, agent.Policy{MaxRateBps: 10e6, MaxDuration: time.Minute})
 	out := filepath.Join(dir, "out")
 	_, stderr, err := runCLI(t, context.Background(), "run", "--agent", addr, "--token-file", tok,
 		"--netns-a", st.A.Namespace, "--bidir", "--max-rate", "10M", "--line-rate", "10M", "--tests", "latency", "--sizes", "1518",
@@ -129,4 +113,20 @@ func TestRunAgentNoRoomToReflect(t *testing.T) {
 			t.Errorf("a latency trial was run and journaled: %+v", rec.Result.Spec)
 		}
 	}
+}
+
+// serveLabAgent starts a real agent in the lab's namespace B, on its port
+// B address, with policy p and a token written to a file of its own; it
+// returns the agent's address and the token file (--token-file).
+func serveLabAgent(t *testing.T, st *lab.State, p agent.Policy) (addr, tokenFile string) {
+	t.Helper()
+	tokenFile = filepath.Join(t.TempDir(), "agent.token")
+	if err := os.WriteFile(tokenFile, []byte("0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	token, err := agent.LoadToken(tokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agenttest.Serve(t, st.B.Namespace, st.B.IPv4.Addr(), token, p), tokenFile
 }

@@ -58,7 +58,7 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	streams := fs.Int("streams", 0, "number of TCP connections (default: from the BDP)")
 	dur := fs.Duration("duration", rfc2544.DefaultTCPDuration, "length of the transfer")
 	reverse := fs.Bool("reverse", false, "send from port B to port A (from --dst to --src; with --agent, from the agent)")
-	both := fs.Bool("both", false, "both directions at once, A to B and B to A, each against its own bottleneck (not through an agent)")
+	both := fs.Bool("both", false, "both directions at once, A to B and B to A (to and from an agent), each against its own bottleneck")
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
 	outDir := fs.String("out", "", "also write the result into `DIR`: tcp.json, report.txt, samples.csv and report.html (throughput and RTT over the transfer)")
 	var ag agent.TCPOpen
@@ -180,8 +180,9 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return usagef("tcp: --token-file, --netns: apply with --agent HOST[:PORT]")
 		case lf.IsSet() || *src != "" || *dst != "":
 			return usagef("tcp: --agent and --lab or --src/--dst: the agent is the far end; give one or the other")
-		case *both:
-			return usagef("tcp --both: not through an agent yet; run the test twice, the second time with --reverse")
+		}
+		if err := agent.CheckTCPPlan(plan.WindowBytes, plan.Streams, *both); err != nil {
+			return usagef("%v", err)
 		}
 		a, _, err := rig.ParseAgent(rig.AgentInput{Addr: ag.Addr, TokenFile: *tokenFile, IPv6: agent.AddrIsIPv6(ag.Addr), Netns: ag.Namespace})
 		if err != nil {
@@ -191,14 +192,19 @@ func runTCPVerb(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := plan.Validate(); plan.BottleneckBps != 0 && err != nil {
 			return usagef("%v", err)
 		}
-		if err := agent.CheckTCPPlan(plan.WindowBytes, plan.Streams); err != nil {
-			return usagef("%v", err)
-		}
 		if *dryRun {
 			if !search && plan.BottleneckBps == 0 {
 				*bb = "search"
 			}
 			return dry(fmt.Sprintf("this host and the agent at %s", ag.Addr), nil)
+		}
+		if *both {
+			ag.Both = true
+			res, err := agent.RunTCPTestBoth(ctx, ag, plan, bbc, stderr)
+			if err != nil {
+				return fmt.Errorf("tcp: %w", err)
+			}
+			return writeBoth(res)
 		}
 		res, err := agent.RunTCPTest(ctx, ag, plan, bbc, stderr)
 		if err != nil {
