@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"runtime"
 	"sort"
 	"time"
 )
@@ -256,6 +257,12 @@ type GenConfig struct {
 	QdiscPath bool
 	// Batch is the most frames per transmit call; zero means 256.
 	Batch int
+	// Queues is the number of sending threads, each with its own socket
+	// (xdp: bound to queue q of the interface; raw: the kernel picks the
+	// queue by the flow, source port DefaultSrcPort+q) and pinned to the
+	// q-th CPU the process may use (its affinity), at 1/Queues of the
+	// rate; zero means 1. At most one per such CPU.
+	Queues int
 }
 
 // check validates c for Generate and GenerateXDP, before anything is
@@ -273,6 +280,12 @@ func (c *GenConfig) check() error {
 	if !c.AllowAnyDestination && (!benchNet4.Contains(c.DstIP) || !benchNet4.Contains(c.SrcIP)) {
 		return fmt.Errorf("gen addresses %v -> %v: outside %v (RFC 6815)", c.SrcIP, c.DstIP, benchNet4)
 	}
+	if c.Queues < 0 || c.Queues > runtime.NumCPU() {
+		return fmt.Errorf("gen queues %d: want 1 to %d (the CPUs this process may run on: each queue's sending thread needs its own)", c.Queues, runtime.NumCPU())
+	}
+	if c.Queues == 0 {
+		c.Queues = 1
+	}
 	if c.Batch <= 0 {
 		c.Batch = DefaultBatch
 	}
@@ -285,10 +298,13 @@ type GenResult struct {
 	Sent, Failed uint64
 	// Seconds is the time from the first to the last frame sent.
 	Seconds float64
-	// OfferedFPS is (Sent−1)/Seconds.
+	// OfferedFPS is (Sent−1)/Seconds; with several queues, the sum of
+	// theirs (each over its own first to last frame).
 	OfferedFPS float64
 	// Paths are the kernel paths used.
 	Paths Paths
+	// Queues is the number of queues that sent (GenConfig.Queues).
+	Queues int
 }
 
 // CalibrationPoint is the tester's ceiling at one frame size, measured on a

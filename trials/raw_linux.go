@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -271,12 +273,20 @@ func (e *Engine) judge(res *Result, lim *limits, spec Spec, loads [2]float64) {
 func (e *Engine) release() {}
 
 // Generate sends frames on one interface without receiver or learning (the
-// benchmark's generator-only mode). It uses the engine's transmit path.
+// benchmark's generator-only mode). It uses the engine's transmit path;
+// with c.Queues > 1, one transmit socket and thread per queue (genQueues).
 func Generate(ctx context.Context, c GenConfig) (GenResult, error) {
-	var res GenResult
 	if err := c.check(); err != nil {
-		return res, err
+		return GenResult{}, err
 	}
+	return genQueues(c, func(q int, c GenConfig) (GenResult, error) { return generateRaw(ctx, c, q) })
+}
+
+// generateRaw is Generate's queue q: its own socket and ring, source port
+// DefaultSrcPort+q, its thread pinned to the q-th CPU the process may use
+// when there are several.
+func generateRaw(ctx context.Context, c GenConfig, q int) (GenResult, error) {
+	var res GenResult
 	p, err := openPort("gen", PortConfig{Namespace: c.Namespace, Interface: c.Interface}, Config{QdiscPath: c.QdiscPath}, true)
 	if err != nil {
 		return res, err
@@ -286,7 +296,7 @@ func Generate(ctx context.Context, c GenConfig) (GenResult, error) {
 		return res, err
 	}
 	tpl, err := framing.NewTemplate(framing.TemplateConfig{SrcMAC: macOf(p.mac), DstMAC: c.DstMAC,
-		SrcIP: c.SrcIP, DstIP: c.DstIP, DstPort: c.DstPort, FrameSize: c.FrameSize})
+		SrcIP: c.SrcIP, DstIP: c.DstIP, SrcPort: framing.DefaultSrcPort + uint16(q), DstPort: c.DstPort, FrameSize: c.FrameSize})
 	if err != nil {
 		return res, err
 	}
@@ -296,6 +306,9 @@ func Generate(ctx context.Context, c GenConfig) (GenResult, error) {
 	var stop atomic.Bool
 	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
 	t := newTransmitter(p, []*streamState{st}, 1, c.Batch, &stop)
+	if c.Queues > 1 {
+		t.cpu = allowedCPU(q)
+	}
 	t.hardStop = c.Duration
 	if c.RateFPS > 0 {
 		t.hardStop = c.Duration + c.Duration/100 + 10*time.Millisecond
@@ -307,6 +320,42 @@ func Generate(ctx context.Context, c GenConfig) (GenResult, error) {
 		return res, err
 	}
 	return res, ctx.Err()
+}
+
+// genQueues runs one(q, c) for each of c.Queues queues at once and sums
+// what they sent: frames, the longest send time, the offered rates. At a
+// rate, queue q sends its share of the frames one queue would (those
+// ≡ q mod n of ⌈rate × duration⌉, laneShare) over the duration, so the
+// queues together send exactly those; at full speed, each as fast as it
+// can.
+func genQueues(c GenConfig, one func(q int, c GenConfig) (GenResult, error)) (GenResult, error) {
+	n := max(c.Queues, 1)
+	if n == 1 {
+		res, err := one(0, c)
+		res.Queues = 1
+		return res, err
+	}
+	defer reserveProcs(n)()
+	total := uint64(math.Ceil(c.RateFPS*c.Duration.Seconds() - 1e-9))
+	res := make([]GenResult, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for q := range n {
+		qc := c
+		if c.RateFPS > 0 {
+			qc.RateFPS = float64(laneShare(total, q, n)) / c.Duration.Seconds()
+		}
+		wg.Go(func() { res[q], errs[q] = one(q, qc) })
+	}
+	wg.Wait()
+	sum := GenResult{Paths: res[0].Paths, Queues: n}
+	for _, r := range res {
+		sum.Sent += r.Sent
+		sum.Failed += r.Failed
+		sum.Seconds = max(sum.Seconds, r.Seconds)
+		sum.OfferedFPS += r.OfferedFPS
+	}
+	return sum, errors.Join(errs...)
 }
 
 // Calibrate measures the raw tester's ceiling per frame size on a loop

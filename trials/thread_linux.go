@@ -102,3 +102,22 @@ func pinThread(cpu int) {
 	set.Set(cpu)
 	_ = unix.SchedSetaffinity(0, &set)
 }
+
+// allowedCPU is the q-th CPU (from 0) this process may run on (its
+// affinity mask, e.g. taskset's), or -1 (not pinned) when the mask cannot
+// be read or has fewer CPUs.
+func allowedCPU(q int) int {
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) != nil {
+		return -1
+	}
+	for c := 0; c < len(set)*64; c++ {
+		if set.IsSet(c) {
+			if q == 0 {
+				return c
+			}
+			q--
+		}
+	}
+	return -1
+}

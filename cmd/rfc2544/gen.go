@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +36,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		batch  = fs.Int("batch", 0, "frames per transmit call (0 = default)")
 		asJSON = fs.Bool("json", false, "print the result as JSON")
 		tport  = fs.String("transport", "raw", "transmit path: raw (AF_PACKET) or xdp (AF_XDP)")
+		queues = fs.Int("queues", 1, "sending threads, each with its own socket on its own CPU at 1/N of --rate (xdp: socket q on queue q; raw: the kernel picks the queue by flow, source port 0xC020+q)")
 	)
 	fs.Func("rate", "intended frame `rate`, e.g. 100000, 148.8kpps or 1.488Mpps; 0 = as fast as possible", func(v string) (err error) {
 		if strings.TrimSpace(v) == "0" {
@@ -77,6 +79,9 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *dport > 65535 {
 		return usagef("gen --dport %d: want 0..65535", *dport)
 	}
+	if *queues < 1 || *queues > runtime.NumCPU() {
+		return usagef("gen --queues %d: want 1 to %d, one sending thread per CPU this process may run on (see taskset)", *queues, runtime.NumCPU())
+	}
 	generate := trials.Generate
 	switch *tport {
 	case transportRaw:
@@ -86,7 +91,8 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return usagef("gen --transport %s: want raw or xdp", quoteShort(*tport))
 	}
 	res, err := generate(ctx, trials.GenConfig{Namespace: *ns, Interface: *dev, DstMAC: mac, SrcIP: src, DstIP: dst,
-		DstPort: uint16(*dport), FrameSize: *frame, RateFPS: fps, Duration: secs, NoTxRing: *noRing, QdiscPath: *qdisc, Batch: *batch})
+		DstPort: uint16(*dport), FrameSize: *frame, RateFPS: fps, Duration: secs, NoTxRing: *noRing, QdiscPath: *qdisc, Batch: *batch,
+		Queues: *queues})
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("gen: %w", err)
 	}
@@ -97,7 +103,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if res.Paths.XDP != "" {
 		xdp = " xdp " + strings.ReplaceAll(res.Paths.XDP, " ", "")
 	}
-	_, werr := fmt.Fprintf(stdout, "sent %d failed %d seconds %.6f offered_fps %.1f tx %s qdisc_bypass %v%s\n",
-		res.Sent, res.Failed, res.Seconds, res.OfferedFPS, res.Paths.TX, res.Paths.QdiscBypass, xdp)
+	_, werr := fmt.Fprintf(stdout, "sent %d failed %d seconds %.6f offered_fps %.1f tx %s qdisc_bypass %v%s queues %d\n",
+		res.Sent, res.Failed, res.Seconds, res.OfferedFPS, res.Paths.TX, res.Paths.QdiscBypass, xdp, res.Queues)
 	return werr
 }

@@ -22,12 +22,15 @@
 # peers (trafgen from netsniff-ng, iperf3, iperf, jq) with apt-get when they
 # are missing. Self-contained: everything it runs is in this repository.
 #
-# Usage: internal/bench/bench.sh [-r REPS] [-s "64 512 1518"] [-t SECS] [--rss-secs N] [--parts "peers pacing engine tcp"]
+# Part 1 runs the engine's generator on --transport raw (default) or xdp with
+# --queues N sending threads (default 1; the veths get N queues each).
+#
+# Usage: internal/bench/bench.sh [-r REPS] [-s "64 512 1518"] [-t SECS] [--rss-secs N] [--parts "peers pacing engine tcp"] [--transport raw|xdp] [--queues N]
 # Smoke check (seconds): internal/bench/bench.sh -r 1 -s 64 -t 2 --rss-secs 2 --parts "pacing"
 set -euo pipefail
 export LC_ALL=C
 
-REPS=3 SIZES="64 512 1518" SECS=3 RSS_SECS=60 PARTS="peers pacing engine"
+REPS=3 SIZES="64 512 1518" SECS=3 RSS_SECS=60 PARTS="peers pacing engine" TRANSPORT=raw QUEUES=1
 while (($#)); do
   case $1 in
     -r) REPS=$2; shift ;;
@@ -35,7 +38,9 @@ while (($#)); do
     -t) SECS=$2; shift ;;
     --rss-secs) RSS_SECS=$2; shift ;;
     --parts) PARTS=$2; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --transport) TRANSPORT=$2; shift ;;
+    --queues) QUEUES=$2; shift ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown argument $1 (see -h)" >&2; exit 2 ;;
   esac
   shift
@@ -65,11 +70,15 @@ echo "# bench $(date -u +%FT%TZ) $(uname -r) $(nproc) CPUs; reps $REPS; sizes $S
 
 # ------------------------------------------------------------- 1. peers
 if [[ " $PARTS " == *" peers "* ]]; then
-  echo "## 1. generator and forwarding rates (peers.sh, medians of $REPS interleaved)"
+  echo "## 1. generator and forwarding rates (peers.sh, medians of $REPS interleaved; engine: --transport $TRANSPORT --queues $QUEUES)"
   PEERS_TSV=$TMP/peers.tsv \
-  PEERS_CUSTOM_TX="$BIN gen --dev {dev} --dmac {dmac} --frame {frame} --secs {secs} --src-ip {src_ip} --dst-ip {dst_ip} --dport {dport}" \
+  # peers.sh runs every generator under taskset on one CPU; N queues
+  # need N (their threads pin themselves to the CPUs they may use).
+  widen=""
+  ((QUEUES > 1)) && widen="taskset -c 0-$((QUEUES - 1))"
+  PEERS_CUSTOM_TX="$widen $BIN gen --transport $TRANSPORT --queues $QUEUES --dev {dev} --dmac {dmac} --frame {frame} --secs {secs} --src-ip {src_ip} --dst-ip {dst_ip} --dport {dport}" \
   PEERS_CUSTOM_NAME=engine \
-    flock $LOCK "$HERE/peers.sh" -T "trafgen iperf3 custom" -M "gen fwd" -s "$SIZES" -t "$SECS" -r "$REPS" --prefix rbp \
+    flock $LOCK "$HERE/peers.sh" -T "trafgen iperf3 custom" -M "gen fwd" -s "$SIZES" -t "$SECS" -r "$REPS" --prefix rbp --veth-queues "$QUEUES" \
     2>"$TMP/peers.err" | sed -n '/^== Results/,/^(medians/p'
   awk -F'\t' 'NR > 1 { k = $4 " " $6; v = ($4 == "gen" ? $8 : $9); n[$5, k]++; val[$5, k, n[$5, k]] = v; keys[k] = 1 }
     function med(t, k,   m, i, j, a, x) {
