@@ -71,11 +71,11 @@ echo "# bench $(date -u +%FT%TZ) $(uname -r) $(nproc) CPUs; reps $REPS; sizes $S
 # ------------------------------------------------------------- 1. peers
 if [[ " $PARTS " == *" peers "* ]]; then
   echo "## 1. generator and forwarding rates (peers.sh, medians of $REPS interleaved; engine: --transport $TRANSPORT --queues $QUEUES)"
-  PEERS_TSV=$TMP/peers.tsv \
   # peers.sh runs every generator under taskset on one CPU; N queues
   # need N (their threads pin themselves to the CPUs they may use).
   widen=""
   ((QUEUES > 1)) && widen="taskset -c 0-$((QUEUES - 1))"
+  PEERS_TSV=$TMP/peers.tsv \
   PEERS_CUSTOM_TX="$widen $BIN gen --transport $TRANSPORT --queues $QUEUES --dev {dev} --dmac {dmac} --frame {frame} --secs {secs} --src-ip {src_ip} --dst-ip {dst_ip} --dport {dport}" \
   PEERS_CUSTOM_NAME=engine \
     flock $LOCK "$HERE/peers.sh" -T "trafgen iperf3 custom" -M "gen fwd" -s "$SIZES" -t "$SECS" -r "$REPS" --prefix rbp --veth-queues "$QUEUES" \
