@@ -6,7 +6,7 @@ import (
 	"context"
 	"github.com/rfc2544/rfc2544/internal/testseed"
 	"math/rand/v2"
-	"runtime"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -59,6 +59,26 @@ func TestSearchAccuracyDefaultQueue(t *testing.T) {
 	searchDefaultQueue(t, f, rateBps)
 }
 
+// TestSearchAccuracyRFC2544Profile is issue 12's accuracy goal for the
+// standard's own profile: `--profile rfc2544` (the RFC 2544 compatibility
+// goal: zero loss in 60 s final trials, exceed ratio 0) through the lab's
+// default shaping (1000-packet queue, 10 ms bucket) finds the tbf rate
+// within −1 % … +0.5 %, not tester-limited. R is drawn in 10–500 Mbit/s
+// and F from the seven RFC 2544 sizes at test time (RFC2544_SEED replays
+// a draw). A search takes some 8 minutes of 60 s trials, too long for CI's
+// 15: RFC2544_LONG=1 runs it.
+func TestSearchAccuracyRFC2544Profile(t *testing.T) {
+	if os.Getenv("RFC2544_LONG") == "" {
+		t.Skip("long test (a --profile rfc2544 search of 60 s final trials, some 8 minutes): RFC2544_LONG=1 runs it")
+	}
+	seed := testseed.Seed(t, "./trials")
+	rng := rand.New(rand.NewPCG(seed, 0x2545))
+	f := rfc2544.DefaultFrameSizes[rng.IntN(len(rfc2544.DefaultFrameSizes))]
+	maxBps := min(500e6, accuracyMaxFPS*8*float64(f-4))
+	rateBps := uint64(10e6+rng.Float64()*(maxBps-10e6)) / 1000 * 1000
+	searchProfile(t, rfc2544.ProfileRFC2544, -0.01, 0.005, f, rateBps, lab.Config{AtoB: lab.Shaping{RateBps: rateBps}})
+}
+
 // relayMaxFPS bounds the relay's shaped rate drawn, in frames/s: a third of
 // what the relay forwards on this 2-CPU box (55 kfps of 512 B at its NDR,
 // issue 12), so its own limits stay out of a test of its shaper.
@@ -83,28 +103,28 @@ func searchDefaultQueue(t *testing.T, f int, rateBps uint64) {
 // rateBps counting frames without their FCS, and holds the result to
 // −2 % … +1 % of that rate in frames/s, not tester-limited.
 func searchShaped(t *testing.T, f int, rateBps uint64, cfg lab.Config) {
+	searchProfile(t, rfc2544.ProfileQuick, -0.02, 0.01, f, rateBps, cfg)
+}
+
+// searchProfile is searchShaped with the plan of profile, the result held
+// to (1+lo) … (1+hi) × the shaper's rate.
+func searchProfile(t *testing.T, profile string, lo, hi float64, f int, rateBps uint64, cfg lab.Config) {
 	want := float64(rateBps) / (8 * float64(f-4))
 	t.Logf("%d B through a DUT shaped to %d bit/s (lab defaults: 1000-packet queue, 10 ms bucket for tbf): R = %.0f fps", f, rateBps, want)
 	st := labtest.New(t, cfg)
 	pc := func(p lab.Port) trials.PortConfig {
 		return trials.PortConfig{Namespace: p.Namespace, Interface: p.Interface, Addr: p.IPv4, Gateway: p.GatewayV4}
 	}
-	tc := trials.Config{A: pc(st.A), B: pc(st.B)}
 	// As the CLI does: the sending thread off the DUT's CPUs.
-	for c := range runtime.NumCPU() {
-		if len(st.DUTCPUs) > 0 && !slices.Contains(st.DUTCPUs, c) {
-			tc.TxCPU = c + 1
-			break
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	tc := trials.Config{A: pc(st.A), B: pc(st.B), TxCPU: st.TesterCPU()}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	e, err := trials.Open(ctx, tc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	plan, err := rfc2544.DefaultPlan(rfc2544.ProfileQuick)
+	plan, err := rfc2544.DefaultPlan(profile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +141,8 @@ func searchShaped(t *testing.T, f int, rateBps uint64, cfg lab.Config) {
 	}
 	t.Logf("%d B: throughput %.0f fps = %.2f%% of R (%.0f fps), found %v, tester-limited %v %s %s", f, res.FPS, 100*res.FPS/want, want,
 		res.Found, res.TesterLimited, res.TesterLimitReason, res.Reason)
-	if !res.Found || res.TesterLimited || res.FPS < 0.98*want || res.FPS > 1.01*want {
-		t.Errorf("%d B at R = %d bit/s: throughput %.0f fps (%.2f%% of R; found %v, tester-limited %v), want %.0f … %.0f fps (−2 %% … +1 %% of R)",
-			f, rateBps, res.FPS, 100*res.FPS/want, res.Found, res.TesterLimited, 0.98*want, 1.01*want)
+	if !res.Found || res.TesterLimited || res.FPS < (1+lo)*want || res.FPS > (1+hi)*want {
+		t.Errorf("%s profile, %d B at R = %d bit/s: throughput %.0f fps (%.2f%% of R; found %v, tester-limited %v), want %.0f … %.0f fps (%+.3g %% … %+.3g %% of R)",
+			profile, f, rateBps, res.FPS, 100*res.FPS/want, res.Found, res.TesterLimited, (1+lo)*want, (1+hi)*want, 100*lo, 100*hi)
 	}
 }

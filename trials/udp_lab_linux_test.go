@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"slices"
 	"testing"
 	"time"
 
@@ -25,13 +24,7 @@ func labXDP(t testing.TB, st *lab.State) *trials.XDPEngine {
 	pc := func(p lab.Port) trials.PortConfig {
 		return trials.PortConfig{Namespace: p.Namespace, Interface: p.Interface, Addr: p.IPv4, Gateway: p.GatewayV4, Addr6: p.IPv6, Gateway6: p.GatewayV6}
 	}
-	cfg := trials.Config{A: pc(st.A), B: pc(st.B)}
-	for c := range 64 {
-		if !slices.Contains(st.DUTCPUs, c) {
-			cfg.TxCPU = c + 1
-			break
-		}
-	}
+	cfg := trials.Config{A: pc(st.A), B: pc(st.B), TxCPU: st.TesterCPU()}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	e, err := trials.OpenXDP(ctx, cfg)
@@ -51,13 +44,7 @@ func labXDP(t testing.TB, st *lab.State) *trials.XDPEngine {
 // the DUT's CPUs.
 func labTesters(t testing.TB, st *lab.State) (udp *trials.UDPEngine, raw *trials.Engine) {
 	t.Helper()
-	txCPU := 0
-	for c := range 64 {
-		if !slices.Contains(st.DUTCPUs, c) {
-			txCPU = c + 1
-			break
-		}
-	}
+	txCPU := st.TesterCPU()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	u, err := trials.OpenUDP(ctx, trials.UDPConfig{

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"github.com/rfc2544/rfc2544/internal/testseed"
 	"math/rand/v2"
-	"runtime"
-	"slices"
 	"testing"
 	"time"
 
@@ -40,13 +38,7 @@ func TestXDPSearchAccuracy(t *testing.T) {
 	pc := func(p lab.Port) trials.PortConfig {
 		return trials.PortConfig{Namespace: p.Namespace, Interface: p.Interface, Addr: p.IPv4, Gateway: p.GatewayV4}
 	}
-	tc := trials.Config{A: pc(st.A), B: pc(st.B), Queues: queues}
-	for c := range runtime.NumCPU() {
-		if len(st.DUTCPUs) > 0 && !slices.Contains(st.DUTCPUs, c) {
-			tc.TxCPU = c + 1
-			break
-		}
-	}
+	tc := trials.Config{A: pc(st.A), B: pc(st.B), Queues: queues, TxCPU: st.TesterCPU()}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	e, err := trials.OpenXDP(ctx, tc)
