@@ -235,18 +235,10 @@ func (p *port) prepareTx(n int, noRing, qdiscPath bool) error {
 // counted into the attached trial.
 func (p *port) receiveLoop() {
 	defer close(p.done)
-	nap := func() { time.Sleep(rxNap) }
-	if rawRxBoost {
-		// The loop's thread is locked and never unlocked: it ends with
-		// the loop, and its priority and timer slack with it.
+	if p.rxCPU >= 0 {
 		runtime.LockOSThread()
-		rxThread()
-		ts := unix.NsecToTimespec(int64(rxNap))
-		nap = func() { _ = unix.Nanosleep(&ts, nil) }
-	} else if p.rxCPU >= 0 {
-		runtime.LockOSThread()
+		pinThread(p.rxCPU)
 	}
-	pinThread(p.rxCPU)
 	r := p.rxRing
 	for !p.stop.Load() {
 		if r.Status(p.rxHead)&afpacket.StatusUser == 0 {
@@ -256,7 +248,7 @@ func (p *port) receiveLoop() {
 				// frame (sk_data_ready), work done on the CPU that
 				// forwards and sends. The ring holds 16384 frames,
 				// far more than arrive in a nap.
-				nap()
+				time.Sleep(rxNap)
 				continue
 			}
 			if _, err := p.rx.Poll(50*time.Millisecond, afpacket.PollIn); err != nil {
@@ -287,16 +279,6 @@ func (p *port) receiveLoop() {
 		p.trialMu.Unlock()
 	}
 }
-
-// rawRxBoost runs the receive loop as xdpRxBoost does the xdp one: on a
-// locked thread at the sending threads' priority (txNice), 1 ns timer
-// slack, napping with nanosleep. At nice 0, as a plain goroutine, it let
-// its 16,384-frame ring overflow at 64 B and 151 kfps: 17,126 frames
-// dropped in one 60 s trial through the lab's default queue, 7,945 in
-// another (TestSearchAccuracyRFC2544Profile, 2026-12-02), and 4,686 in a
-// 2 s trial of CI's main job at 63 kfps (ci57). A variable so a benchmark
-// can compare both loops.
-var rawRxBoost = true
 
 // attach installs t as the port's current trial (nil detaches) and returns
 // the kernel drops counted since the last call.
