@@ -430,7 +430,11 @@ func metadata(res *rfc2544.Results) [][2]string {
 	if tester.Host != "" || tester.Kernel != "" {
 		add("Tester host", strings.TrimSpace(tester.Host+" "+tester.Kernel))
 	}
-	add("Timestamps", orDash(tester.Paths.Timestamps))
+	ts := orDash(tester.Paths.Timestamps)
+	if tester.Paths.Fallback != "" {
+		ts += " (" + tester.Paths.Fallback + ")"
+	}
+	add("Timestamps", ts)
 	if len(tester.Calibration) > 0 {
 		var c []string
 		for _, p := range tester.Calibration {

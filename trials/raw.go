@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sort"
 	"time"
+
+	"github.com/rfc2544/rfc2544/internal/afxdp"
 )
 
 // PortConfig is one tester port of the raw transport. It is shaped like
@@ -107,6 +109,13 @@ type Config struct {
 	// AF_XDP socket and one sending thread per queue, XDPEngine); 0 means
 	// 1. The raw transport uses one.
 	Queues int `json:"queues,omitempty"`
+	// XDPStamp picks where the xdp transport's XDP program writes each
+	// frame's receive time: "metadata", "head" (in front of the frame, for
+	// kernels that refuse bpf_xdp_adjust_meta) or "user" (the receiver's
+	// clock when it reads the ring). Empty means the first the kernel
+	// takes, in that order; Paths.Timestamps says which ran and
+	// Paths.Fallback why. Tests force each.
+	XDPStamp string `json:"xdp_stamp,omitempty"`
 }
 
 // Defaults.
@@ -154,6 +163,9 @@ func (c Config) Validate() error {
 	}
 	if c.Queues < 0 {
 		return fmt.Errorf("queues %d (--queues): want 1 or more (0: one queue)", c.Queues)
+	}
+	if _, err := afxdp.ParseStamp(c.XDPStamp); err != nil {
+		return fmt.Errorf("xdp_stamp %q: want empty (the first the kernel takes), metadata, head or user", c.XDPStamp)
 	}
 	if c.Batch < 0 || c.Batch > 4096 {
 		return fmt.Errorf("batch %d: want 0 (default %d) to 4096", c.Batch, DefaultBatch)

@@ -73,8 +73,14 @@ type Paths struct {
 	// need-wakeup".
 	XDP string `json:"xdp,omitempty"`
 	// Timestamps is the receive timestamp source, e.g. "kernel-sw",
-	// "hardware", "user" (a clock read after receive), "sim".
+	// "hardware", "kernel-xdp-meta" or "kernel-xdp-head" (the kernel's
+	// clock read by the XDP program, in metadata or in front of the
+	// frame), "user" (a clock read after receive), "sim".
 	Timestamps string `json:"timestamps,omitempty"`
+	// Fallback says what the kernel refused and which path ran instead,
+	// e.g. "the verifier refused the metadata stamp: …"; empty when every
+	// path is the first choice.
+	Fallback string `json:"fallback,omitempty"`
 	// Latency is how latency crossed hosts in a two-host trial (package
 	// trials/agent): "round-trip" (frames reflected by the far host and
 	// timed by the sender's clock: round-trip times) or "one-way"

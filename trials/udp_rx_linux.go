@@ -84,6 +84,9 @@ func openUDPReceiver(ns string, ap netip.AddrPort, buf int) (*udpReceiver, error
 		conn = pc.(*net.UDPConn)
 		return nil
 	})
+	if errors.Is(err, unix.EADDRINUSE) {
+		return nil, fmt.Errorf("listen on %v: %w (another program, or another rfc2544 run or agent, holds UDP port %d there)", ap, err, ap.Port())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listen on %v: %w (is the address configured on this host or namespace?)", ap, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -90,7 +91,8 @@ func OpenXDP(ctx context.Context, cfg Config) (*XDPEngine, error) {
 
 // xdpPaths describes the AF_XDP path of the two ports (the weaker when
 // they differ): Paths.XDP is afxdp.Features' summary, e.g. "native, copy,
-// need-wakeup".
+// need-wakeup"; Paths.Timestamps the receive stamp's source and
+// Paths.Fallback why it is not the first choice.
 func xdpPaths(a, b afxdp.Features) Paths {
 	f := a
 	if b.XDPMode == "generic" {
@@ -98,12 +100,12 @@ func xdpPaths(a, b afxdp.Features) Paths {
 	}
 	f.ZeroCopy = a.ZeroCopy && b.ZeroCopy
 	f.NeedWakeup = a.NeedWakeup && b.NeedWakeup
-	if b.RxTimestamp == "user" {
-		f.RxTimestamp = "user"
+	if b.RxTimestamp == "user" || b.RxTimestamp == "xdp-head" && f.RxTimestamp == "xdp-meta" {
+		f.RxTimestamp, f.StampFallback = b.RxTimestamp, b.StampFallback
 	}
-	p := Paths{Transport: "xdp", TX: "af_xdp", RX: "af_xdp", XDP: f.String(), Timestamps: "user"}
-	if f.RxTimestamp == "xdp" {
-		p.Timestamps = "kernel-xdp"
+	p := Paths{Transport: "xdp", TX: "af_xdp", RX: "af_xdp", XDP: f.String(), Timestamps: "user", Fallback: f.StampFallback}
+	if ts, ok := strings.CutPrefix(f.RxTimestamp, "xdp-"); ok {
+		p.Timestamps = "kernel-xdp-" + ts
 	}
 	return p
 }

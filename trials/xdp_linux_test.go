@@ -102,6 +102,67 @@ func TestXDPLoop(t *testing.T) {
 	}
 }
 
+// TestXDPStamps: through the lab's kernel DUT, a trial with each receive
+// stamp forced (metadata, head, user) counts every frame, and Paths says
+// which stamp ran; a stamp the kernel's verifier refuses (afxdp.ProbeStamps)
+// fails OpenXDP before any traffic with ErrNotSupported naming the refusal.
+// The default takes the first stamp the kernel has and names what it fell
+// back from. It logs each stamp's latency, the user stamp's offset from the
+// kernel's being the error of that fallback.
+func TestXDPStamps(t *testing.T) {
+	refused, err := afxdp.ProbeStamps()
+	if err != nil {
+		t.Fatalf("probe the receive stamps: %v", err)
+	}
+	st := labtest.New(t, lab.Config{})
+	spec := Spec{FrameSize: 64, RateFPS: 10000, Duration: time.Second, Settle: 300 * time.Millisecond, Learning: 50 * time.Millisecond,
+		Streams: []Stream{{ID: 1, Direction: AtoB}}}
+	want := map[string]string{"metadata": "kernel-xdp-meta", "head": "kernel-xdp-head", "user": "user"}
+	def := "metadata"
+	if refused[afxdp.StampMeta] != "" {
+		def = "head"
+	}
+	for _, stamp := range []string{"", "metadata", "head", "user"} {
+		cfg := xdpPortsOf(st)
+		cfg.XDPStamp = stamp
+		k, _ := afxdp.ParseStamp(stamp)
+		if why := refused[k]; why != "" {
+			e, err := OpenXDP(context.Background(), cfg)
+			if err == nil {
+				e.Close()
+			}
+			if !errors.Is(err, ErrNotSupported) || err == nil || !strings.Contains(err.Error(), why) {
+				t.Errorf("stamp %s, refused by the verifier (%s): OpenXDP: %v; want ErrNotSupported naming the refusal", stamp, why, err)
+			}
+			continue
+		}
+		e := openXDPEngine(t, cfg)
+		p := e.Paths()
+		name := stamp
+		if name == "" {
+			name = def
+			if (def != "metadata") != strings.Contains(p.Fallback, "metadata") {
+				t.Errorf("default stamp: paths %+v; want the fallback from the metadata stamp named exactly when it was taken", p)
+			}
+		}
+		if p.Timestamps != want[name] {
+			t.Errorf("stamp %q: paths %+v, want timestamps %s", stamp, p, want[name])
+		}
+		r := runXDPTrial(t, e, spec)
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s := r.Streams[0]
+		if s.Sent != 10000 || s.Received != s.Sent || s.Lost != 0 || s.Reordered != 0 || s.Duplicate != 0 {
+			t.Errorf("stamp %q: sent %d received %d lost %d reordered %d duplicate %d; want 10000 each way, in order", stamp, s.Sent, s.Received, s.Lost, s.Reordered, s.Duplicate)
+		}
+		if s.Latency.MinNs <= 0 || s.Latency.MaxNs > int64(50*time.Millisecond) {
+			t.Errorf("stamp %q: latency %d … %d ns, want positive and under 50 ms", stamp, s.Latency.MinNs, s.Latency.MaxNs)
+		}
+		t.Logf("stamp %s (%s): latency min %.1f mean %.1f P99 %.1f µs", name, p.Timestamps, float64(s.Latency.MinNs)/1e3, s.Latency.MeanNs/1e3, float64(s.Latency.P99Ns)/1e3)
+	}
+}
+
 // TestXDPShaped: a DUT shaped to a rate R drawn now (40–200 Mbit/s, 512 or
 // 1518 B, RFC2544_SEED replays) carries a 2 s trial at 0.9 R without loss,
 // and a trial at 1.5 R loses about 1 − R/offered, not tester-limited; a

@@ -101,8 +101,12 @@ func openXDPPort(name string, cfg PortConfig, c Config) (*xdpPort, error) {
 				return fmt.Errorf("queues %d (--queues): %w (a lab from 'rfc2544 lab up': --veth-queues %d)", n, err, n)
 			}
 		}
+		stamp, err := afxdp.ParseStamp(c.XDPStamp)
+		if err != nil {
+			return err
+		}
 		p.xsks, err = afxdp.OpenQueues(afxdp.Config{Interface: cfg.Interface, RX: true, TX: true, DstPort: framing.DefaultDstPort,
-			Frames: xdpQueueFrames(n), RingSize: xdpRing}, n)
+			Frames: xdpQueueFrames(n), RingSize: xdpRing, Stamp: stamp}, n)
 		if err == nil {
 			p.xsk = p.xsks[0]
 		}

@@ -117,6 +117,57 @@ type Config struct {
 	// sends (XDP_MAX_TX_SKB_BUDGET, Linux 6.17+); 0 means RingSize. Older
 	// kernels keep their fixed 32 and Features.TxBudget says so.
 	TxBudget int
+	// Stamp picks where the XDP program writes each frame's receive time;
+	// zero (StampAuto) takes the first the kernel accepts of StampMeta,
+	// StampHead and StampUser. Tests force each one.
+	Stamp Stamp
+}
+
+// Stamp says where a received frame's timestamp comes from.
+type Stamp int
+
+const (
+	// StampAuto takes the first of StampMeta, StampHead and StampUser the
+	// kernel's verifier accepts, and Features says which and why.
+	StampAuto Stamp = iota
+	// StampMeta: the XDP program reads the kernel's clock
+	// (bpf_ktime_get_ns) and writes it into MetaLen bytes of XDP metadata
+	// in front of the frame (bpf_xdp_adjust_meta).
+	StampMeta
+	// StampHead: the same clock reading, written into MetaLen bytes the
+	// program prepends to the frame (bpf_xdp_adjust_head), which Receive
+	// strips again: for kernels whose verifier refuses XDP programs
+	// bpf_xdp_adjust_meta. The same clock at the same point: as exact as
+	// StampMeta.
+	StampHead
+	// StampUser: no stamp from the program; Receive reads the clock when
+	// it takes a batch from the ring, later than the kernel's reading by
+	// the time the frame waited in the ring.
+	StampUser
+)
+
+func (k Stamp) String() string {
+	switch k {
+	case StampAuto:
+		return "auto"
+	case StampMeta:
+		return "metadata"
+	case StampHead:
+		return "head"
+	case StampUser:
+		return "user"
+	}
+	return fmt.Sprintf("Stamp(%d)", int(k))
+}
+
+// ParseStamp reads a Stamp by its String.
+func ParseStamp(s string) (Stamp, error) {
+	for k := StampAuto; k <= StampUser; k++ {
+		if s == k.String() || s == "" && k == StampAuto {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("afxdp: receive stamp %q: want auto, metadata, head or user", s)
 }
 
 func (c Config) withDefaults() Config {
@@ -160,14 +211,17 @@ func (c Config) Validate() error {
 		return errors.New("afxdp: xdp mode generic with zero-copy: the generic hook only copies; use native or copy mode")
 	case c.TxBudget < 0:
 		return fmt.Errorf("afxdp: tx budget %d: must be ≥ 0", c.TxBudget)
+	case c.Stamp < StampAuto || c.Stamp > StampUser:
+		return fmt.Errorf("afxdp: receive stamp %v: must be auto, metadata, head or user", c.Stamp)
 	}
 	return nil
 }
 
 // MaxFrameSize is the largest RFC 2544 frame size (FCS included) a chunk of
-// chunkSize bytes carries: the chunk less the kernel's 256-byte headroom,
-// plus the FCS the NIC appends.
-func MaxFrameSize(chunkSize int) int { return chunkSize - 256 + 4 }
+// chunkSize bytes carries whatever the Stamp: the chunk less the kernel's
+// 256-byte headroom and the MetaLen bytes StampHead prepends, plus the FCS
+// the NIC appends.
+func MaxFrameSize(chunkSize int) int { return chunkSize - 256 - MetaLen + 4 }
 
 // Features is what the probe found when the socket opened: which path runs.
 type Features struct {
@@ -185,10 +239,16 @@ type Features struct {
 	// as the kernel set it): room for every TX chunk in flight unless the
 	// process lacks CAP_NET_ADMIN and net.core.wmem_max is lower.
 	SendBuffer int `json:"send_buffer,omitempty"`
-	// RxTimestamp is the receive timestamp source: "xdp" (the kernel's
-	// clock read by the XDP program, then CLOCK_REALTIME by a fixed offset)
-	// or "user" (read when the frame was taken from the ring).
+	// RxTimestamp is the receive timestamp source of an RX socket (Stamp):
+	// "xdp-meta" or "xdp-head" (the kernel's clock read by the XDP
+	// program, in metadata or in front of the frame, then CLOCK_REALTIME by
+	// a fixed offset) or "user" (read when the frame was taken from the
+	// ring).
 	RxTimestamp string `json:"rx_timestamp,omitempty"`
+	// StampFallback, when the stamp is not the first choice of StampAuto,
+	// says what the kernel refused, e.g. "the verifier refused
+	// bpf_xdp_adjust_meta"; empty otherwise.
+	StampFallback string `json:"stamp_fallback,omitempty"`
 }
 
 // String is a one-line summary for reports, e.g. "native, copy, need-wakeup".

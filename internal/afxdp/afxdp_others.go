@@ -58,6 +58,9 @@ func OpenQueues(cfg Config, n int) ([]*Socket, error) {
 	return nil, errOS
 }
 
+// ProbeStamps returns an error wrapping ErrNotSupported.
+func ProbeStamps() (map[Stamp]string, error) { return nil, errOS }
+
 // CloseQueues does nothing.
 func CloseQueues([]*Socket) error { return nil }
 

@@ -54,7 +54,7 @@ func TestFeaturesString(t *testing.T) {
 	if got, want := f.String(), "native, copy, need-wakeup, tx budget 2048, rx time xdp"; got != want {
 		t.Errorf("String = %q, want %q", got, want)
 	}
-	if got := MaxFrameSize(2048); got != 1796 {
-		t.Errorf("MaxFrameSize(2048) = %d, want 1796", got)
+	if got := MaxFrameSize(2048); got != 1780 {
+		t.Errorf("MaxFrameSize(2048) = %d, want 1780", got)
 	}
 }

@@ -42,9 +42,11 @@
 // Receive returns frames that point into the UMEM, valid until the next
 // call, with their receive time: the kernel's clock read by the XDP program
 // (bpf_ktime_get_ns, written into 16 bytes of XDP metadata in front of the
-// frame) converted to CLOCK_REALTIME by the offset measured at Open, the
-// clock of the signature's TxNs; or, for a frame without metadata, the time
-// it was read from the ring (Stats.RxUserStamps counts them).
+// frame, or, on kernels that refuse XDP programs bpf_xdp_adjust_meta, into
+// 16 bytes the program prepends to the frame and Receive strips) converted
+// to CLOCK_REALTIME by the offset measured at Open, the clock of the
+// signature's TxNs; or, for a frame without a stamp, the time it was read
+// from the ring (Stats.RxUserStamps counts them).
 //
 // # How it plugs into the trial skeleton
 //

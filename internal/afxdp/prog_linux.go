@@ -4,9 +4,13 @@ package afxdp
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/rlimit"
 	"github.com/rfc2544/rfc2544/framing"
 )
 
@@ -126,33 +130,148 @@ func label(p string, l2 int16) string {
 	return p + "_18"
 }
 
-// redirectInsns is the "match" tail of the real program: it reads the
-// kernel's clock (bpf_ktime_get_ns, CLOCK_MONOTONIC), writes it with
-// metaMagic into MetaLen bytes of metadata in front of the frame (if the
-// driver allows metadata), and redirects the frame to the socket in xsks at
-// the frame's receive queue, passing it to the kernel if there is none.
-func redirectInsns(xsks *ebpf.Map) asm.Instructions {
-	return asm.Instructions{
-		asm.FnKtimeGetNs.Call().WithSymbol("match"),
-		asm.Mov.Reg(asm.R8, asm.R0),
-		asm.Mov.Reg(asm.R1, asm.R6),
-		asm.Mov.Imm(asm.R2, -MetaLen),
-		asm.FnXdpAdjustMeta.Call(),
-		asm.JNE.Imm(asm.R0, 0, "redirect"),
-		asm.LoadMem(asm.R2, asm.R6, mdDataMeta, asm.Word),
-		asm.LoadMem(asm.R3, asm.R6, mdData, asm.Word),
-		asm.Mov.Reg(asm.R4, asm.R2),
-		asm.Add.Imm(asm.R4, MetaLen),
-		asm.JGT.Reg(asm.R4, asm.R3, "redirect"),
-		asm.StoreMem(asm.R2, 0, asm.R8, asm.DWord),
-		asm.StoreImm(asm.R2, 8, metaMagic, asm.Word),
-		asm.StoreImm(asm.R2, 12, 0, asm.Word),
-		asm.LoadMapPtr(asm.R1, xsks.FD()).WithSymbol("redirect"),
+// redirectInsns is the "match" tail of the real program: it stamps the
+// frame as k says (StampMeta, StampHead; nothing for StampUser), then
+// redirects it to the socket in xsks at the frame's receive queue, passing
+// it to the kernel if there is none. With StampHead it looks the socket up
+// first, so a frame the kernel gets back is never prepended to.
+func redirectInsns(xsks *ebpf.Map, k Stamp) asm.Instructions {
+	var in asm.Instructions
+	switch k {
+	case StampMeta:
+		in = append(room("match", asm.FnXdpAdjustMeta),
+			asm.LoadMem(asm.R2, asm.R6, mdDataMeta, asm.Word),
+			asm.LoadMem(asm.R3, asm.R6, mdData, asm.Word),
+		)
+	case StampHead:
+		in = asm.Instructions{
+			asm.LoadMem(asm.R2, asm.R6, mdRxQueue, asm.Word).WithSymbol("match"),
+			asm.StoreMem(asm.RFP, -4, asm.R2, asm.Word),
+			asm.Mov.Reg(asm.R2, asm.RFP),
+			asm.Add.Imm(asm.R2, -4),
+			asm.LoadMapPtr(asm.R1, xsks.FD()),
+			asm.FnMapLookupElem.Call(),
+			asm.JNE.Imm(asm.R0, 0, "stamp"),
+			asm.Mov.Imm(asm.R0, xdpPass),
+			asm.Return(),
+		}
+		in = append(in, room("stamp", asm.FnXdpAdjustHead)...)
+		in = append(in,
+			asm.LoadMem(asm.R2, asm.R6, mdData, asm.Word),
+			asm.LoadMem(asm.R3, asm.R6, mdDataEnd, asm.Word),
+		)
+	default:
+		in = asm.Instructions{asm.LoadMapPtr(asm.R1, xsks.FD()).WithSymbol("match")}
+	}
+	if k == StampMeta || k == StampHead {
+		// R2 is where the stamp goes, R3 what it must end before.
+		in = append(in,
+			asm.Mov.Reg(asm.R4, asm.R2),
+			asm.Add.Imm(asm.R4, MetaLen),
+			asm.JGT.Reg(asm.R4, asm.R3, "redirect"),
+			asm.StoreMem(asm.R2, 0, asm.R8, asm.DWord),
+			asm.StoreImm(asm.R2, 8, metaMagic, asm.Word),
+			asm.StoreImm(asm.R2, 12, 0, asm.Word),
+			asm.LoadMapPtr(asm.R1, xsks.FD()).WithSymbol("redirect"),
+		)
+	}
+	return append(in,
 		asm.LoadMem(asm.R2, asm.R6, mdRxQueue, asm.Word),
 		asm.Mov.Imm(asm.R3, xdpPass), // the action when the queue has no socket
 		asm.FnRedirectMap.Call(),
 		asm.Return(),
+	)
+}
+
+// room, at label sym, reads the kernel's clock into R8 and makes MetaLen
+// bytes of room with adjust (bpf_xdp_adjust_meta or _head), going to
+// "redirect" unstamped when the driver has none.
+func room(sym string, adjust asm.BuiltinFunc) asm.Instructions {
+	return asm.Instructions{
+		asm.FnKtimeGetNs.Call().WithSymbol(sym),
+		asm.Mov.Reg(asm.R8, asm.R0),
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.Mov.Imm(asm.R2, -MetaLen),
+		adjust.Call(),
+		asm.JNE.Imm(asm.R0, 0, "redirect"),
 	}
+}
+
+// loadRedirect loads the filter with the redirect tail stamping as want
+// says; StampAuto tries StampMeta, StampHead and StampUser in turn, the
+// first the verifier takes. It returns the stamp loaded and, when that is
+// not the first choice, what the kernel refused (fallback). A forced stamp
+// the kernel refuses, or a kernel that refuses every one, is an error that
+// wraps ErrNotSupported and names the refusal.
+func loadRedirect(dstPort uint16, xsks *ebpf.Map, want Stamp) (_ *ebpf.Program, got Stamp, fallback string, _ error) {
+	try := []Stamp{want}
+	if want == StampAuto {
+		try = []Stamp{StampMeta, StampHead, StampUser}
+	}
+	var refused []string
+	for _, k := range try {
+		p, err := newProgram(dstPort, redirectInsns(xsks, k))
+		if err == nil {
+			return p, k, strings.Join(refused, "; "), nil
+		}
+		why, ok := verifierRefusal(err)
+		if !ok {
+			return nil, 0, "", err // not the verifier: no other stamp will do
+		}
+		refused = append(refused, fmt.Sprintf("the verifier refused the %v stamp: %s", k, why))
+	}
+	if want != StampAuto {
+		return nil, 0, "", notSupported("load the xdp program: %s; the default receive stamp (auto) takes one the kernel has", refused[0])
+	}
+	return nil, 0, "", notSupported("load the xdp program: %s", strings.Join(refused, "; "))
+}
+
+// ProbeStamps loads the XDP program once with each stamp (StampMeta,
+// StampHead, StampUser) and unloads it; refused maps each stamp the
+// verifier refuses to its reason. err is set when no program could be
+// tried at all (no BPF, no privilege: it wraps ErrNotSupported then).
+func ProbeStamps() (refused map[Stamp]string, err error) {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		return nil, notSupported("raise RLIMIT_MEMLOCK for the XDP program: %v: run as root or raise ulimit -l", err)
+	}
+	m, err := newXSKMap(1)
+	if err != nil {
+		return nil, classifyBPF("create xsk map", err)
+	}
+	defer m.Close()
+	refused = map[Stamp]string{}
+	for _, k := range []Stamp{StampMeta, StampHead, StampUser} {
+		p, err := newProgram(0, redirectInsns(m, k))
+		if err == nil {
+			p.Close()
+			continue
+		}
+		why, ok := verifierRefusal(err)
+		if !ok {
+			return nil, classifyBPF("load xdp program", err)
+		}
+		refused[k] = why
+	}
+	return refused, nil
+}
+
+// verifierRefusal says whether err is the verifier refusing a program, and
+// why, in the verifier's own line (e.g. "program of this type cannot use
+// helper bpf_xdp_adjust_meta#54").
+func verifierRefusal(err error) (string, bool) {
+	var ve *ebpf.VerifierError
+	if !errors.As(err, &ve) {
+		return "", false
+	}
+	for _, l := range ve.Log {
+		if strings.Contains(l, "helper") || strings.Contains(l, "unknown func") || strings.Contains(l, "invalid func") {
+			return strings.TrimSpace(l), true
+		}
+	}
+	if n := len(ve.Log); n > 0 {
+		return strings.TrimSpace(ve.Log[n-1]), true
+	}
+	return ve.Cause.Error(), true
 }
 
 // newXSKMap creates the map from queue id to socket, with room for queue

@@ -3,10 +3,12 @@
 package afxdp
 
 import (
+	"bytes"
 	"errors"
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -102,21 +104,66 @@ func TestFilter(t *testing.T) {
 	}
 }
 
-// TestProgramLoads checks the verifier takes the whole program with its
-// metadata write and redirect, and that a test frame for a queue without a
-// socket goes to the kernel.
+// TestProgramLoads checks the verifier takes the program with the stamps
+// ProbeStamps says it takes (the plain redirect, StampUser, always), that
+// StampAuto takes the first of them and names what it fell back from, that
+// a forced stamp the kernel refuses is an ErrNotSupported error naming the
+// refusal and the auto default, and that a test frame for a queue without a
+// socket goes to the kernel unchanged with every stamp.
 func TestProgramLoads(t *testing.T) {
 	m, err := newXSKMap(3)
 	needBPF(t, err)
 	defer m.Close()
-	p, err := newProgram(0, redirectInsns(m))
+	refused, err := ProbeStamps()
 	needBPF(t, err)
-	defer p.Close()
-	got, err := p.Run(&ebpf.RunOptions{Data: testFrame(t, "198.18.0.1", "198.18.0.2", 0, 7, true)})
+	t.Logf("stamps the verifier refuses here: %v", refused)
+	if why := refused[StampUser]; why != "" {
+		t.Fatalf("the plain redirect program (StampUser) is refused: %s", why)
+	}
+	want := StampUser
+	for _, k := range []Stamp{StampHead, StampMeta} {
+		if refused[k] == "" {
+			want = k
+		}
+	}
+	p, k, fallback, err := loadRedirect(0, m, StampAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != xdpPass {
-		t.Errorf("verdict %d with an empty xsk map, want %d (pass)", got, xdpPass)
+	p.Close()
+	if k != want || (k == StampMeta) != (fallback == "") {
+		t.Errorf("auto loaded the %v stamp with fallback %q; want %v, and a fallback named unless it is metadata", k, fallback, want)
+	}
+	if k != StampMeta && !strings.Contains(fallback, refused[StampMeta]) {
+		t.Errorf("fallback %q does not name the refusal %q", fallback, refused[StampMeta])
+	}
+	for _, k := range []Stamp{StampMeta, StampHead, StampUser} {
+		q, got, fallback, err := loadRedirect(0, m, k)
+		if why := refused[k]; why != "" {
+			if err == nil || !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), "auto") {
+				t.Errorf("forced %v stamp, which the verifier refuses (%s): error %v, want ErrNotSupported naming the refusal and the auto default", k, why, err)
+			}
+			if q != nil {
+				q.Close()
+			}
+			continue
+		}
+		if err != nil || got != k || fallback != "" {
+			t.Fatalf("forced %v stamp: loaded %v, fallback %q, error %v", k, got, fallback, err)
+		}
+		in := testFrame(t, "198.18.0.1", "198.18.0.2", 0, 7, true)
+		out := make([]byte, len(in)+2*MetaLen)
+		opts := &ebpf.RunOptions{Data: in, DataOut: out}
+		verdict, err := q.Run(opts)
+		q.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if verdict != xdpPass {
+			t.Errorf("%v stamp: verdict %d with an empty xsk map, want %d (pass)", k, verdict, xdpPass)
+		}
+		if !bytes.Equal(opts.DataOut, in) {
+			t.Errorf("%v stamp: the frame the kernel gets back is %d bytes %x, want it unchanged (%d bytes)", k, len(opts.DataOut), opts.DataOut, len(in))
+		}
 	}
 }

@@ -81,19 +81,32 @@ func (s *Socket) Receive(frames []Frame, timeout time.Duration) (int, error) {
 		}
 		s.pending[s.npend] = d.Addr &^ (chunk - 1)
 		s.npend++
-		meta := s.umem[d.Addr-MetaLen : d.Addr]
-		var ts int64
-		if binary.NativeEndian.Uint32(meta[8:]) == metaMagic {
-			ts = int64(binary.NativeEndian.Uint64(meta)) + s.monoToReal
-			binary.NativeEndian.PutUint32(meta[8:], 0) // a later frame without metadata must not reuse it
-		} else {
+		start, ts := d.Addr, int64(0)
+		if s.stamp == StampMeta || s.stamp == StampHead {
+			// The stamp is in the metadata in front of the frame, or at
+			// the frame's head; there, when the program could not
+			// prepend it, bytes 12..15 are the EtherType and more,
+			// never 0.
+			meta := s.umem[d.Addr-MetaLen : d.Addr]
+			if s.stamp == StampHead {
+				meta = s.umem[d.Addr:min(d.Addr+MetaLen, end)]
+			}
+			if len(meta) == MetaLen && binary.NativeEndian.Uint32(meta[8:]) == metaMagic && binary.NativeEndian.Uint32(meta[12:]) == 0 {
+				ts = int64(binary.NativeEndian.Uint64(meta)) + s.monoToReal
+				binary.NativeEndian.PutUint32(meta[8:], 0) // a later frame without a stamp must not reuse it
+				if s.stamp == StampHead {
+					start += MetaLen
+				}
+			}
+		}
+		if ts == 0 {
 			if userNs == 0 {
 				userNs = time.Now().UnixNano()
 			}
 			ts = userNs
 			s.rxUserStamps++
 		}
-		frames[out] = Frame{Data: s.umem[d.Addr:end:end], RxNs: ts}
+		frames[out] = Frame{Data: s.umem[start:end:end], RxNs: ts}
 		out++
 	}
 	s.rx.release(n)

@@ -32,6 +32,7 @@ type Socket struct {
 	tx         *descRing
 	xsks       *ebpf.Map
 	prog       *ebpf.Program
+	stamp      Stamp // where the program writes the receive time
 	link       link.Link
 	monoToReal int64 // CLOCK_REALTIME − CLOCK_MONOTONIC at Open, ns
 	// shared is true for a socket of OpenQueues other than the first: it
@@ -142,8 +143,8 @@ func openShared(cfg Config, owner *Socket, mapEntries int) (_ *Socket, err error
 			return nil, err
 		}
 	} else if cfg.RX {
-		s.xsks, s.prog, s.shared = owner.xsks, owner.prog, true
-		s.features.XDPMode, s.features.RxTimestamp = owner.features.XDPMode, owner.features.RxTimestamp
+		s.xsks, s.prog, s.stamp, s.shared = owner.xsks, owner.prog, owner.stamp, true
+		s.features.XDPMode, s.features.RxTimestamp, s.features.StampFallback = owner.features.XDPMode, owner.features.RxTimestamp, owner.features.StampFallback
 	}
 	flags := uint16(unix.XDP_USE_NEED_WAKEUP)
 	switch {
@@ -210,7 +211,10 @@ func (s *Socket) attach(mapEntries int) error {
 	if s.xsks, err = newXSKMap(max(mapEntries, s.cfg.Queue+1)); err != nil {
 		return classifyBPF("create xsk map", err)
 	}
-	if s.prog, err = newProgram(s.cfg.DstPort, redirectInsns(s.xsks)); err != nil {
+	if s.prog, s.stamp, s.features.StampFallback, err = loadRedirect(s.cfg.DstPort, s.xsks, s.cfg.Stamp); err != nil {
+		if errors.Is(err, ErrNotSupported) {
+			return err
+		}
 		return classifyBPF("load xdp program", err)
 	}
 	modes := []struct {
@@ -229,7 +233,7 @@ func (s *Socket) attach(mapEntries int) error {
 		if err == nil {
 			s.link = l
 			s.features.XDPMode = m.name
-			s.features.RxTimestamp = "xdp"
+			s.features.RxTimestamp = map[Stamp]string{StampMeta: "xdp-meta", StampHead: "xdp-head", StampUser: "user"}[s.stamp]
 			return nil
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", m.name, err))

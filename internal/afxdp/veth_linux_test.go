@@ -104,3 +104,28 @@ func newPairQueues(t testing.TB, queues int) *pair {
 	}
 	return p
 }
+
+// setMTU sets both ends' MTU (bytes of IP packet) to carry frames of size
+// bytes, FCS included.
+func (p *pair) setMTU(t testing.TB, size int) {
+	t.Helper()
+	for _, s := range []struct{ ns, ifname string }{{p.nsA, p.ifA}, {p.nsB, p.ifB}} {
+		h, err := netns.GetFromName(s.ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nh, err := netlink.NewHandleAt(h)
+		h.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := nh.LinkByName(s.ifname)
+		if err == nil {
+			err = nh.LinkSetMTU(l, size-18)
+		}
+		nh.Close()
+		if err != nil {
+			t.Fatalf("mtu %d on %s: %v", size-18, s.ifname, err)
+		}
+	}
+}

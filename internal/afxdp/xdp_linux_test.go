@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,30 +60,67 @@ func (p *pair) template(t testing.TB, size int, dport uint16) *framing.Template 
 }
 
 // TestSendReceive sends frames through AF_XDP on one end of a veth pair and
-// receives them through AF_XDP on the other, in each XDP mode: every frame
-// arrives once, byte for byte as sent, with a kernel receive time after its
-// transmit time; the counters agree. With several templates of different
-// sizes (a frame-size mix's pattern, 7 of them: not a divisor of the
-// stream's chunks), frame n is template n mod 7, byte for byte.
+// receives them through AF_XDP on the other, in each XDP mode and with each
+// receive stamp: every frame arrives once, byte for byte as sent, with a
+// receive time after its transmit time, from the kernel's clock unless the
+// stamp is StampUser; the counters agree. A stamp the kernel refuses
+// (ProbeStamps) must fail Open with ErrNotSupported naming the refusal. With
+// several templates of different sizes (a frame-size mix's pattern, 7 of
+// them: not a divisor of the stream's chunks), frame n is template n mod 7,
+// byte for byte.
 func TestSendReceive(t *testing.T) {
+	refused, err := ProbeStamps()
+	if err != nil {
+		t.Fatalf("probe the receive stamps: %v", err)
+	}
 	for _, tc := range []struct {
 		mode  XDPMode
 		want  string
 		sizes []int
-	}{{XDPAuto, "native", []int{64}}, {XDPGeneric, "generic", []int{64}}, {XDPNative, "native", []int{1518}},
-		{XDPAuto, "native", []int{64, 570, 64, 1518, 64, 570, 64}}} {
+		stamp Stamp
+	}{{XDPAuto, "native", []int{64}, StampAuto}, {XDPGeneric, "generic", []int{64}, StampAuto}, {XDPNative, "native", []int{1518}, StampAuto},
+		{XDPAuto, "native", []int{64, 570, 64, 1518, 64, 570, 64}, StampAuto},
+		{XDPAuto, "native", []int{MaxFrameSize(DefaultChunkSize)}, StampHead},
+		{XDPAuto, "native", []int{64}, StampMeta}, {XDPGeneric, "generic", []int{64}, StampHead}, {XDPAuto, "native", []int{1518}, StampUser}} {
 		name := strconv.Itoa(tc.sizes[0])
 		if len(tc.sizes) > 1 {
 			name = "mix"
 		}
-		t.Run(tc.mode.String()+"/"+name, func(t *testing.T) {
+		t.Run(tc.mode.String()+"/"+tc.stamp.String()+"/"+name, func(t *testing.T) {
 			p := newPair(t)
-			rx := open(t, p.nsB, Config{Interface: p.ifB, RX: true, XDPMode: tc.mode, DstPort: 7})
+			if big := slices.Max(tc.sizes); big > 1518 {
+				p.setMTU(t, big)
+			}
+			if why := refused[tc.stamp]; why != "" {
+				err := nsutil.Do(p.nsB, func() error {
+					s, err := Open(Config{Interface: p.ifB, RX: true, XDPMode: tc.mode, DstPort: 7, Stamp: tc.stamp})
+					if err == nil {
+						s.Close()
+					}
+					return err
+				})
+				if !errors.Is(err, ErrNotSupported) || err == nil || !strings.Contains(err.Error(), why) {
+					t.Fatalf("open with the %v stamp the verifier refuses (%s): %v; want ErrNotSupported naming the refusal", tc.stamp, why, err)
+				}
+				t.Logf("refused as it should be: %v", err)
+				return
+			}
+			rx := open(t, p.nsB, Config{Interface: p.ifB, RX: true, XDPMode: tc.mode, DstPort: 7, Stamp: tc.stamp})
 			tx := open(t, p.nsA, Config{Interface: p.ifA, TX: true})
 			f := rx.Features()
 			t.Logf("rx: %v; tx: %v", f, tx.Features())
 			if f.XDPMode != tc.want {
 				t.Errorf("rx xdp mode %q, want %q (veth has native XDP)", f.XDPMode, tc.want)
+			}
+			wantStamp := map[Stamp]string{StampMeta: "xdp-meta", StampHead: "xdp-head", StampUser: "user"}[tc.stamp]
+			if tc.stamp == StampAuto {
+				wantStamp = "xdp-meta"
+				if refused[StampMeta] != "" {
+					wantStamp = "xdp-head"
+				}
+			}
+			if f.RxTimestamp != wantStamp {
+				t.Errorf("rx timestamp %q, want %q (refused here: %v)", f.RxTimestamp, wantStamp, refused)
 			}
 			var tpls []*framing.Template
 			for _, size := range tc.sizes {
@@ -147,8 +185,12 @@ func TestSendReceive(t *testing.T) {
 			if nrx != n || bad != 0 {
 				t.Errorf("received %d of %d frames intact (%d bad or duplicate); rx ring full %d, dropped %d", nrx, n, bad, st.RxRingFull, st.RxDropped)
 			}
-			if st.RxFrames != uint64(n) || st.RxUserStamps != 0 {
-				t.Errorf("rx stats %+v: want %d frames, all with kernel timestamps", st, n)
+			userStamps := uint64(0)
+			if f.RxTimestamp == "user" {
+				userStamps = n
+			}
+			if st.RxFrames != uint64(n) || st.RxUserStamps != userStamps {
+				t.Errorf("rx stats %+v: want %d frames, %d of them stamped by the receiver (rx timestamp %s)", st, n, userStamps, f.RxTimestamp)
 			}
 		})
 	}
