@@ -59,8 +59,7 @@ const (
 	// DefaultUDPPort is port A's receive port; port B's is one more.
 	// Both lie below every ephemeral range (Linux 32768-60999, IANA
 	// 49152-65535), so no socket's automatically chosen source port can
-	// hold them: 41544 once collided with one (CI, 2026-12-06, "bind:
-	// address already in use").
+	// hold them.
 	DefaultUDPPort = 25440
 	// DefaultUDPSocketBuffer is 64 MiB: on a veth path a datagram stays
 	// charged to the sending socket until the DUT has forwarded it, so a
