@@ -49,3 +49,8 @@ func RunRelay(name string) int {
 	}
 	return relay.Main(name, spec)
 }
+
+// Probe says which kernel features the lab can use on this host (netem,
+// tbf, nftables) by trying each in a throw-away network namespace; needs
+// root. Up checks the ones a configuration needs the same way.
+func Probe() (Features, error) { return probeFeatures() }

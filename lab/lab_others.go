@@ -19,3 +19,5 @@ func down(string) error { return errOS() }
 func (s *State) dutCounters() (DUTCounters, error) { return DUTCounters{}, errOS() }
 
 func startRelay(context.Context, *State) error { return errOS() }
+
+func probeFeatures() (Features, error) { return Features{}, errOS() }

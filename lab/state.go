@@ -189,7 +189,7 @@ type State struct {
 }
 
 // Features records which kernel features the lab found (probed once per
-// process).
+// process; Probe reads them without building a lab).
 type Features struct {
 	Netem    bool `json:"netem"`
 	Tbf      bool `json:"tbf"`

@@ -55,6 +55,7 @@ func verbTable() map[string]verb {
 		"compare":   {"show runs side by side (e.g. 1500 vs 9000 MTU: values, delta, ratio; or N rule counts: one line each)", compareVerb},
 		"gen":       {"(benchmark) send test frames on one interface with the engine's generator, no receiver", runGen},
 		"lab":       {"build, inspect and remove the built-in virtual lab (up, down, status, list)", runLab},
+		"probe":     {"say what this host's kernel offers the lab and the transports (qdiscs, nftables, AF_XDP's receive stamps)", runProbe},
 		"report":    {"re-render a results file as tables, JSON, CSV, HTML or charts, without re-running", reportVerb},
 		"tcp":       {"RFC 6349 TCP throughput test (path MTU, RTT, BDP-sized windows, transfer time ratio, efficiency, buffer delay)", runTCPVerb},
 	}
