@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/internal/testseed"
 )
 
 // TestMLRCost measures what an NDR and a PDR (0.5 % loss) of 0.5 % relative
@@ -20,8 +21,7 @@ import (
 //
 //	go test ./rfc2544 -run TestMLRCost -v
 func TestMLRCost(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t, "./rfc2544")
 	rng := rand.New(rand.NewPCG(seed, 9971))
 	const final = 60 * time.Second
 	var traffic, tester []float64

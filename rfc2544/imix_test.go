@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rfc2544/rfc2544/framing"
+	"github.com/rfc2544/rfc2544/internal/testseed"
 )
 
 // A run with sizes 64, imix and 1518 through a simulated DUT of capacity
@@ -16,10 +17,10 @@ import (
 // the mix's mean frame, like the fixed sizes', and the results carry the
 // mix under its code.
 func TestRunIMIXSim(t *testing.T) {
-	seed := rand.Uint64()
+	seed := testseed.Seed(t, "./rfc2544")
 	rng := rand.New(rand.NewPCG(seed, 1))
 	capPct := 20 + 70*rng.Float64()
-	t.Logf("seed %d: capacity %.2f %% of 1 Gbit/s", seed, capPct)
+	t.Logf("capacity %.2f %% of 1 Gbit/s", capPct)
 	sim := &SimDUT{LinkBps: testLink, CapacityBps: capPct / 100 * testLink}
 	p := testPlan([]Test{TestThroughput}, 64, framing.SizeIMIX, 1518)
 	if err := p.Validate(); err != nil {

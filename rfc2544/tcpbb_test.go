@@ -5,7 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/rfc2544/rfc2544/internal/testseed"
 )
 
 // TestBottleneckByThroughput: on a simulated DUT whose capacity C is drawn
@@ -13,11 +14,11 @@ import (
 // search's resolution (0.25 % of the rate found), in L1 bits/s; a tester
 // ceiling below C is an error naming --bb, never a bottleneck.
 func TestBottleneckByThroughput(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
+	seed := testseed.Seed(t, "./rfc2544")
 	rng := rand.New(rand.NewPCG(seed, 2))
 	const link = 1e9
 	c := link * (0.01 + 0.59*rng.Float64())
-	t.Logf("seed %d: capacity %.6g Mbit/s", seed, c/1e6)
+	t.Logf("capacity %.6g Mbit/s", c/1e6)
 	sim := &SimDUT{LinkBps: link, CapacityBps: c}
 	bps, src, err := BottleneckByThroughput(context.Background(), sim, TCPBottleneckConfig{LinkBps: link})
 	if err != nil {
