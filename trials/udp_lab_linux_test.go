@@ -5,11 +5,12 @@ package trials_test
 import (
 	"context"
 	"errors"
-	"math"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rfc2544/rfc2544/internal/afxdp"
+	"github.com/rfc2544/rfc2544/internal/truth"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/rfc2544"
@@ -34,7 +35,11 @@ func labXDP(t testing.TB, st *lab.State) *trials.XDPEngine {
 	if err != nil {
 		t.Fatalf("OpenXDP: %v", err)
 	}
-	t.Cleanup(func() { e.Close() })
+	t.Cleanup(func() {
+		if err := e.Close(); err != nil {
+			t.Errorf("close the xdp engine: %v", err)
+		}
+	})
 	return e
 }
 
@@ -56,7 +61,11 @@ func labTesters(t testing.TB, st *lab.State) (udp *trials.UDPEngine, raw *trials
 	if err != nil {
 		t.Fatalf("OpenUDP: %v", err)
 	}
-	t.Cleanup(func() { u.Close() })
+	t.Cleanup(func() {
+		if err := u.Close(); err != nil {
+			t.Errorf("close the udp engine: %v", err)
+		}
+	})
 	pc := func(p lab.Port) trials.PortConfig {
 		return trials.PortConfig{Namespace: p.Namespace, Interface: p.Interface, Addr: p.IPv4, Gateway: p.GatewayV4, Addr6: p.IPv6, Gateway6: p.GatewayV6}
 	}
@@ -64,7 +73,11 @@ func labTesters(t testing.TB, st *lab.State) (udp *trials.UDPEngine, raw *trials
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	t.Cleanup(func() { e.Close() })
+	t.Cleanup(func() {
+		if err := e.Close(); err != nil {
+			t.Errorf("close the raw engine: %v", err)
+		}
+	})
 	return u, e
 }
 
@@ -92,8 +105,10 @@ func logResult(t *testing.T, name string, r trials.Result) {
 // 20 Mbit/s B->A, both transports' bidirectional trials (RFC 2544 §14)
 // report each direction's own rate: at 95 % of the slower direction both
 // directions pass; at 95 % of the faster one A->B still passes, B->A gets
-// through at its own shaped rate (within 3 %), and the trial fails.
+// through at its own shaped rate (within 3 %), and the trial fails. Truth
+// claim "bidirectional".
 func TestBidirectionalAsymmetric(t *testing.T) {
+	c := truth.New(t, "bidirectional")
 	const ab, ba, size = 40e6, 20e6, 512
 	st := labtest.New(t, lab.Config{
 		AtoB: lab.Shaping{RateBps: ab, BurstBytes: 3100, LimitPackets: 50},
@@ -124,21 +139,18 @@ func TestBidirectionalAsymmetric(t *testing.T) {
 				}
 			}
 			slow := run(0.95 * fps(ba))
-			if !slow.Passed(0) {
-				t.Errorf("at 95%% of B->A's rate: trial failed, want both directions to pass")
+			if slow.TesterLimited {
+				t.Fatalf("at 95%% of B->A's rate: tester-limited (%s)", slow.TesterLimitReason)
 			}
+			c.Within(tc.name+": loss % both ways at 0.95 × the slower rate", "", slow.LossPercent(), 0, 0)
 			fast := run(0.95 * fps(ab))
 			if fast.Passed(0) || fast.TesterLimited {
-				t.Errorf("at 95%% of A->B's rate: passed %v tester-limited %v (%s), want a failed trial", fast.Passed(0), fast.TesterLimited, fast.TesterLimitReason)
+				t.Fatalf("at 95%% of A->B's rate: passed %v tester-limited %v (%s), want a failed trial", fast.Passed(0), fast.TesterLimited, fast.TesterLimitReason)
 			}
 			a, _ := fast.Direction(trials.AtoB)
 			b, _ := fast.Direction(trials.BtoA)
-			if a.Lost != 0 {
-				t.Errorf("A->B lost %d frames below its shaped rate", a.Lost)
-			}
-			if got, want := b.ReceivedFPS(), fps(ba); math.Abs(got-want)/want > 0.03 {
-				t.Errorf("B->A received %.0f fps, want its shaped rate %.0f fps within 3%%", got, want)
-			}
+			c.Within(tc.name+": A->B loss % at 0.95 × its rate, B->A overloaded", "", a.LossPercent(), 0, 0)
+			c.Ratio(tc.name+": B->A received / its shaped rate, overloaded", "", fps(ba), b.ReceivedFPS(), 0.97, 1.03)
 			t.Logf("A->B offered %.0f received %.0f fps; B->A offered %.0f received %.0f fps (shaped %.0f)", a.OfferedFPS, a.ReceivedFPS(), b.OfferedFPS, b.ReceivedFPS(), fps(ba))
 		})
 	}
@@ -155,14 +167,23 @@ func TestLabIPv6(t *testing.T) {
 		tester rfc2544.Tester
 	}{{"udp", udp}, {"raw", raw}} {
 		for _, size := range []int{84, 1518} {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			r, err := tc.tester.Run(ctx, trials.Spec{FrameSize: size, IPv6: true, Streams: []trials.Stream{{ID: 1, Direction: trials.AtoB, Flows: 2}, {ID: 2, Direction: trials.BtoA, Flows: 2}},
-				RateFPS: 5000, Duration: 500 * time.Millisecond, Settle: 200 * time.Millisecond})
-			cancel()
-			if err != nil {
-				t.Fatalf("%s %d B: %v", tc.name, size, err)
+			var r trials.Result
+			for try := 0; ; try++ {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				var err error
+				r, err = tc.tester.Run(ctx, trials.Spec{FrameSize: size, IPv6: true, Streams: []trials.Stream{{ID: 1, Direction: trials.AtoB, Flows: 2}, {ID: 2, Direction: trials.BtoA, Flows: 2}},
+					RateFPS: 5000, Duration: 500 * time.Millisecond, Settle: 200 * time.Millisecond})
+				cancel()
+				if err != nil {
+					t.Fatalf("%s %d B: %v", tc.name, size, err)
+				}
+				logResult(t, tc.name, r)
+				// A stall of this host (the engine marks it
+				// transient) runs the trial again, at most twice.
+				if !r.TesterLimitTransient || try == 2 {
+					break
+				}
 			}
-			logResult(t, tc.name, r)
 			if !r.Passed(0) {
 				t.Errorf("%s IPv6 %d B: did not pass at 0%% loss", tc.name, size)
 			}
@@ -174,10 +195,8 @@ func TestLabIPv6(t *testing.T) {
 		}
 		// Below the IPv6 minimum: a clear error, no traffic.
 		_, err := tc.tester.Run(context.Background(), trials.Spec{FrameSize: 64, IPv6: true, Streams: []trials.Stream{{ID: 1, Direction: trials.AtoB}}, RateFPS: 10, Duration: time.Millisecond})
-		if err == nil {
-			t.Errorf("%s: 64-byte IPv6 trial accepted, want an error naming the 84-byte minimum", tc.name)
-		} else {
-			t.Logf("%s: %v", tc.name, err)
+		if err == nil || !strings.Contains(err.Error(), "84") {
+			t.Errorf("%s: 64-byte IPv6 trial: %v; want an error naming the 84-byte minimum", tc.name, err)
 		}
 	}
 }
@@ -186,8 +205,10 @@ func TestLabIPv6(t *testing.T) {
 // search on the UDP transport through a DUT shaped to 40 Mbit/s A->B and
 // 20 Mbit/s B->A finds the slower direction's rate (a bidirectional trial
 // passes only if both pass), and throughput.per_direction finds each
-// direction's own rate alone, each within −3 % … +3 %.
+// direction's own rate alone, each within −3 % … +3 %, each found and not
+// tester-limited. Truth claim "bidirectional".
 func TestBidirectionalSearchAsymmetric(t *testing.T) {
+	c := truth.New(t, "bidirectional")
 	const ab, ba, size = 40e6, 20e6, 512
 	st := labtest.New(t, lab.Config{
 		AtoB: lab.Shaping{RateBps: ab, BurstBytes: 3100, LimitPackets: 50},
@@ -209,10 +230,10 @@ func TestBidirectionalSearchAsymmetric(t *testing.T) {
 		t.Fatal(err)
 	}
 	within := func(name string, got, want float64) {
-		t.Logf("%s: %.0f fps, %.2f%% of %.0f", name, got, 100*got/want, want)
-		if got < 0.97*want || got > 1.03*want {
-			t.Errorf("%s: %.0f fps, want %.0f … %.0f", name, got, 0.97*want, 1.03*want)
-		}
+		c.Ratio("search: "+name+" / its shaped rate", "udp, 512 B, 40/20 Mbit/s, 50-packet queue", want, got, 0.97, 1.03)
+	}
+	if !res.Found || res.TesterLimited {
+		t.Fatalf("bidirectional: found %v, tester-limited %v (%s): want the DUT's throughput", res.Found, res.TesterLimited, res.Reason)
 	}
 	within("bidirectional, per stream", res.FPS/2, fps(ba))
 	if len(res.Directions) != 2 {
@@ -220,8 +241,8 @@ func TestBidirectionalSearchAsymmetric(t *testing.T) {
 	}
 	for _, d := range res.Directions {
 		t.Logf("%v in the reported trial: offered %.0f received %.0f fps", d.Direction, d.OfferedFPS, d.ReceivedFPS)
-		if d.Alone == nil || !d.Alone.Found {
-			t.Fatalf("%v: no per-direction throughput: %+v", d.Direction, d.Alone)
+		if d.Alone == nil || !d.Alone.Found || d.Alone.TesterLimited {
+			t.Fatalf("%v: per-direction throughput %+v: want found, not tester-limited", d.Direction, d.Alone)
 		}
 		want := map[trials.Direction]float64{trials.AtoB: fps(ab), trials.BtoA: fps(ba)}[d.Direction]
 		within(d.Direction.String()+" alone", d.Alone.FPS, want)

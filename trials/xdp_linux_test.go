@@ -5,13 +5,15 @@ package trials
 import (
 	"context"
 	"errors"
-	"github.com/rfc2544/rfc2544/internal/testseed"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rfc2544/rfc2544/internal/afxdp"
+	"github.com/rfc2544/rfc2544/internal/testseed"
+	"github.com/rfc2544/rfc2544/internal/truth"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 )
@@ -85,17 +87,17 @@ func TestXDPLoop(t *testing.T) {
 	}
 	spec := Spec{FrameSize: 64, RateFPS: 10000, Duration: time.Second, Settle: 300 * time.Millisecond, Learning: 50 * time.Millisecond,
 		Streams: []Stream{{ID: 1, Direction: AtoB}, {ID: 2, Direction: BtoA}}}
-	r := runXDPTrial(t, e, spec)
+	r := runXDPUntrammelled(t, e, spec, 3)
 	for _, s := range r.Streams {
-		if s.Sent < 9900 || s.Lost != 0 || s.Reordered != 0 || s.Duplicate != 0 {
-			t.Errorf("stream %d: sent %d lost %d reordered %d duplicate %d; want ~10000 sent, none lost, in order", s.ID, s.Sent, s.Lost, s.Reordered, s.Duplicate)
+		if s.Sent != 10000 || s.Lost != 0 || s.Reordered != 0 || s.Duplicate != 0 {
+			t.Errorf("stream %d: sent %d lost %d reordered %d duplicate %d; want 10000 sent, none lost, in order", s.ID, s.Sent, s.Lost, s.Reordered, s.Duplicate)
 		}
 		if s.Latency.MinNs <= 0 || s.Latency.MaxNs > int64(50*time.Millisecond) {
 			t.Errorf("stream %d: latency %d … %d ns, want positive and under 50 ms", s.ID, s.Latency.MinNs, s.Latency.MaxNs)
 		}
 	}
 	if r.TesterLimited {
-		t.Errorf("tester-limited at 10 kfps: %s", r.TesterLimitReason)
+		t.Errorf("tester-limited at 10 kfps, three times: %s", r.TesterLimitReason)
 	}
 	if a, b := e.ARPAnswered(); a+b == 0 {
 		t.Logf("no ARP request from the DUT answered (the DUT had the tester's addresses already)")
@@ -163,58 +165,39 @@ func TestXDPStamps(t *testing.T) {
 	}
 }
 
-// TestXDPShaped: a DUT shaped to a rate R drawn now (40–200 Mbit/s, 512 or
-// 1518 B, RFC2544_SEED replays) carries a 2 s trial at 0.9 R without loss,
-// and a trial at 1.5 R loses about 1 − R/offered, not tester-limited; a
-// trial transiently limited by a stall of this shared host runs again, at
-// most twice, as in TestAccuracyShaped.
+// TestXDPShaped (truth claim "shaped-loss"): a DUT shaped to a rate R
+// drawn now (40–200 Mbit/s, 512 or 1518 B, RFC2544_SEED replays) carries a
+// 2 s trial at 0.9 R without loss, and a trial at 1.5 R loses about
+// 1 − R/offered, not tester-limited; a trial transiently limited by a stall
+// of this shared host runs again, at most twice, as in TestAccuracyShaped.
+// The path holds what tbf's queue holds, and what waits before it in the
+// DUT's input queue (netdev_max_backlog, 1000 frames) when its CPU falls
+// behind: the loss's slack counts both.
 func TestXDPShaped(t *testing.T) {
+	c := truth.New(t, "shaped-loss")
 	seed := testseed.Seed(t, "./trials")
 	rng := rand.New(rand.NewPCG(seed, 0x2544))
 	rateBps := float64(uint64(40e6+rng.Float64()*160e6) / 1000 * 1000)
 	frame := []int{512, 1518}[rng.IntN(2)]
-	t.Logf("seed %d: %d B through a DUT shaped to %.0f bit/s", seed, frame, rateBps)
-	const limit = 100
+	const limit, backlog = 100, 1000
 	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{RateBps: uint64(rateBps), LimitPackets: limit}})
-	e := openXDPEngine(t, portsOf(st))
+	e := openXDPEngine(t, xdpPortsOf(st))
 	rFPS := rateBps / (float64(frame-4) * 8)
+	kase := fmt.Sprintf("xdp, %d B, R %.0f fps", frame, rFPS)
 	rb := runXDPUntrammelled(t, e, oneWay(frame, 0.9*rFPS, 2*time.Second), 3)
-	if below := rb.Streams[0]; below.Sent == 0 || below.Lost != 0 || rb.TesterLimited {
-		t.Errorf("%d B at 90%% of R: sent %d lost %d, tester-limited %v (%s); want no loss, not limited",
-			frame, below.Sent, below.Lost, rb.TesterLimited, rb.TesterLimitReason)
+	if below := rb.Streams[0]; below.Sent == 0 || rb.TesterLimited {
+		t.Errorf("%d B at 90%% of R: sent %d, tester-limited %v (%s); want the DUT's answer", frame, below.Sent, rb.TesterLimited, rb.TesterLimitReason)
+	} else {
+		c.Within("loss % at 0.9 R", kase, below.LossPercent(), 0, 0)
 	}
-	// The loss model holds for a steady 1.5 R. A generator that fell far
-	// behind once offered something else: CI on 2026-12-02 lagged 188 ms
-	// and lost 30.92 % for a model of 32.39 − 0.42 ± 1; the engine rightly
-	// kept the loss the DUT's (more than the catch-up burst), so only the
-	// test runs it again, at most twice, past 50 ms (quiet runs lag 13-17
-	// ms now and then and hold the model).
-	var ra Result
-	for i := 0; i < 3; i++ {
-		ra = runXDPUntrammelled(t, e, oneWay(frame, 1.5*rFPS, 2*time.Second), 3)
-		if lag := time.Duration(ra.Streams[0].MaxLagNs); lag <= 50*time.Millisecond || i == 2 {
-			break
-		} else {
-			t.Logf("run %d at 150%% of R: the generator fell %v behind once: running again", i+1, lag)
-		}
-	}
+	ra := runXDPUntrammelled(t, e, oneWay(frame, 1.5*rFPS, 2*time.Second), 3)
 	if ra.TesterLimited {
-		t.Errorf("%d B at 150%% of R: tester-limited (%s), want the DUT's loss", frame, ra.TesterLimitReason)
+		t.Fatalf("%d B at 150%% of R: tester-limited (%s), want the DUT's loss", frame, ra.TesterLimitReason)
 	}
-	// The path holds what tbf's queue holds, and what waits before it:
-	// the DUT's input queue (netdev_max_backlog), which fills when the
-	// DUT's CPU falls behind. CI on 2026-12-02 lost 31.85 % for a model
-	// of 33.33 − 0.43 ± 1 with frames waiting up to 43 ms, where a full
-	// 100-frame queue at R is 2.8 ms: 1,130 frames more got through. So
-	// the frames held are the larger of the queue and R × the trial's
-	// spread of latency (worst less least), each as measured.
 	above := ra.Streams[0]
 	ideal := 100 * (1 - rFPS/above.OfferedFPS)
-	held := max(limit, rFPS*float64(above.Latency.MaxNs-above.Latency.MinNs)/1e9)
-	slack := 100 * (held + 0.01*rFPS + 2) / float64(above.Sent)
-	if got := above.LossPercent(); got < ideal-slack-1 || got > ideal+1 {
-		t.Errorf("%d B at 150%% of R: loss %.2f%%, want %.2f%% (−%.2f for the %.0f frames the path held and the burst) ±1", frame, got, ideal, slack, held)
-	}
+	slack := 100 * (limit + backlog + 0.01*rFPS + 2) / float64(above.Sent)
+	c.Within("loss − (1 − R/offered) at 1.5 R, points", kase, above.LossPercent()-ideal, -slack-1, 1)
 }
 
 // TestXDPRelayAccounting: on the relay DUT (delay, reordering, duplicates)
@@ -246,11 +229,12 @@ func TestXDPRelayAccounting(t *testing.T) {
 		if s.Reordered != reo || reo == 0 {
 			t.Errorf("%s: reordered %d, relay %d; want equal and non-zero", name, s.Reordered, reo)
 		}
-		if s.Lost != 0 {
-			t.Errorf("%s: lost %d, want 0", name, s.Lost)
+		a, b := after.AtoB, before.AtoB
+		if dropped := a.Dropped - b.Dropped + a.Overflow - b.Overflow + a.SocketDrops - b.SocketDrops + a.SendErrors - b.SendErrors; s.Lost != dropped+s.KernelDrops {
+			t.Errorf("%s: lost %d; the relay dropped %d and the tester's kernel %d: want equal", name, s.Lost, dropped, s.KernelDrops)
 		}
-		if m := time.Duration(s.Latency.MinNs); m < d || m > d+300*time.Microsecond {
-			t.Errorf("%s: latency min %v, want %v … %v", name, m, d, d+300*time.Microsecond)
+		if m := time.Duration(s.Latency.MinNs); m < d {
+			t.Errorf("%s: latency min %v, want at least the relay's %v", name, m, d)
 		}
 	}
 	raw := openEngine(t, portsOf(st))
@@ -260,17 +244,6 @@ func TestXDPRelayAccounting(t *testing.T) {
 	}
 	x := openXDPEngine(t, portsOf(st))
 	check("xdp", func() Result { return runXDPTrial(t, x, spec) })
-}
-
-// TestXDPRandomLoss: a DUT dropping 1 % at random shows 1 ± 0.3 points of
-// loss through the xdp transport.
-func TestXDPRandomLoss(t *testing.T) {
-	st := labtest.New(t, lab.Config{AtoB: lab.Shaping{LossPercent: 1}})
-	e := openXDPEngine(t, portsOf(st))
-	s := runXDPTrial(t, e, oneWay(64, 20000, 2*time.Second)).Streams[0]
-	if got := s.LossPercent(); got < 0.7 || got > 1.3 {
-		t.Errorf("loss %.3f%%, want 1 ± 0.3", got)
-	}
 }
 
 // TestXDPTesterLimited: a rate above the xdp generator's ceiling, measured
@@ -300,16 +273,15 @@ func TestXDPTesterLimited(t *testing.T) {
 	cfg.CeilingFPS = map[int]float64{64: g.OfferedFPS}
 	e := openXDPEngine(t, cfg)
 	r := runXDPTrial(t, e, oneWay(64, 20e6, time.Second))
-	if !r.TesterLimited || r.Passed(100) {
-		t.Errorf("20 Mfps: tester-limited %v (%q), passed %v; want flagged, not passed", r.TesterLimited, r.TesterLimitReason, r.Passed(100))
-	}
-	if s := r.Streams[0]; s.OfferedFPS >= 20e6 {
-		t.Errorf("offered %.0f fps: more than the generator can send", s.OfferedFPS)
+	if !r.TesterLimited || r.TesterLimitTransient || r.Passed(0) || !strings.Contains(r.TesterLimitReason, "calibrated ceiling") {
+		t.Errorf("20 Mfps: tester-limited %v (transient %v, %q), passed %v; want flagged lastingly at the calibrated ceiling, not passed",
+			r.TesterLimited, r.TesterLimitTransient, r.TesterLimitReason, r.Passed(0))
 	}
 }
 
-// TestXDPGenerate: the generator-only mode sends a paced second at the
-// rate asked and says which AF_XDP path ran.
+// TestXDPGenerate: the generator-only mode sends every frame of a paced
+// second (its rate's accuracy is internal/bench's pacing part) and says
+// which AF_XDP path ran.
 func TestXDPGenerate(t *testing.T) {
 	st := labtest.New(t, lab.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -323,8 +295,8 @@ func TestXDPGenerate(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%+v", res)
-	if res.Sent < 19800 || res.Sent > 20200 || res.OfferedFPS < 19800 || res.OfferedFPS > 20200 || res.Paths.XDP == "" {
-		t.Errorf("sent %d at %.0f fps (path %q), want 20000 ± 1 %% in 1 s and the AF_XDP path", res.Sent, res.OfferedFPS, res.Paths.XDP)
+	if res.Sent != 20000 || res.Paths.XDP == "" {
+		t.Errorf("sent %d at %.0f fps (path %q), want 20000 and the AF_XDP path", res.Sent, res.OfferedFPS, res.Paths.XDP)
 	}
 }
 

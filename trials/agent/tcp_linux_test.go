@@ -48,8 +48,11 @@ func TestTCPAgentLoopback(t *testing.T) {
 		}
 		t.Logf("reverse %v: %d bytes in %.3f s = %.0f Mbit/s, sent %d retrans %d, %d samples, mss %d", reverse, run.Bytes, run.Seconds, run.Bps/1e6,
 			run.BytesSent, run.BytesRetrans, len(run.Samples), run.MSSBytes)
-		if run.Bytes == 0 || run.Seconds < 0.9 || run.Seconds > 1.5 || len(run.Samples) < 4 || run.BytesSent < run.Bytes || run.MSSBytes <= 0 {
-			t.Errorf("reverse %v: run %+v: want bytes, about 1 s, 5 samples and the sender's totals", reverse, run)
+		// The transfer lasts its second and ends within a second more
+		// (what the loopback's socket buffers hold drains at once, unless
+		// this host stalls the reader); a sample every 200 ms.
+		if run.Bytes == 0 || run.Seconds < 0.9 || run.Seconds > 2 || len(run.Samples) < 4 || run.BytesSent < run.Bytes || run.MSSBytes <= 0 {
+			t.Errorf("reverse %v: run %+v: want bytes, 1 s (ended within 2 s), 4 samples or more and the sender's totals", reverse, run)
 		}
 	}
 	a.waitLog(t, `msg="tcp trial stopped"`, "kind=from-agent", "kind=to-agent", "kind=rtt")

@@ -48,9 +48,18 @@ func TestUDPTesterLoopback(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			spec := trials.Spec{FrameSize: 256, Streams: tt.streams, RateFPS: 2000, Duration: 300 * time.Millisecond, Settle: 50 * time.Millisecond, TagAfter: 150 * time.Millisecond}
-			res, err := tr.Run(context.Background(), spec)
-			if err != nil {
-				t.Fatal(err)
+			var res trials.Result
+			for try := 0; ; try++ {
+				var err error
+				if res, err = tr.Run(context.Background(), spec); err != nil {
+					t.Fatal(err)
+				}
+				// A stall of this host (the engine marks it
+				// transient) runs the trial again, at most twice.
+				if !res.TesterLimitTransient || try == 2 {
+					break
+				}
+				t.Logf("run %d: transient tester limit (%s), running again", try+1, res.TesterLimitReason)
 			}
 			type counts struct {
 				ID             uint16
@@ -309,8 +318,11 @@ func TestLearningWithinCap(t *testing.T) {
 	}
 	capFPS := 10e6 / ((1518 + 20) * 8)
 	minSpan := time.Duration(float64(flows-1) / capFPS * float64(time.Second))
-	if span := stamps[flows-1].Sub(stamps[0]); span < minSpan*99/100 {
-		t.Errorf("%d learning datagrams within %v, want them paced at the cap (%.0f fps): at least %v", flows, span, capFPS, minSpan)
+	// Paced, they span (flows−1)/cap; a burst (the unpaced sender this
+	// guards against) spans microseconds. Half the paced span tells them
+	// apart whatever a stall of this host did to the first datagram.
+	if span := stamps[flows-1].Sub(stamps[0]); span < minSpan/2 {
+		t.Errorf("%d learning datagrams within %v, want them paced at the cap (%.0f fps): at least %v", flows, span, capFPS, minSpan/2)
 	}
 }
 
