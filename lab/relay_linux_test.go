@@ -1,13 +1,17 @@
 package lab_test
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"sort"
 	"testing"
 	"time"
 
+	"github.com/rfc2544/rfc2544/internal/testseed"
+	"github.com/rfc2544/rfc2544/internal/truth"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 )
@@ -30,14 +34,20 @@ func rtts(t *testing.T, st *lab.State, n int) []time.Duration {
 	dst := echo.LocalAddr().(*net.UDPAddr).AddrPort()
 	buf := make([]byte, 2048)
 	var out []time.Duration
-	// One untimed exchange first: it resolves ARP on both sides.
-	for i := 0; i <= n; i++ {
+	// One untimed exchange first: it resolves ARP on both sides, and may
+	// meet the relay's queue still full of the ceiling probe Up ran (it
+	// overflows then): up to three tries.
+	for i, tries := 0, 0; i <= n; i++ {
 		start := time.Now()
 		if _, err := c.WriteToUDPAddrPort([]byte("ping"), dst); err != nil {
 			t.Fatal(err)
 		}
 		c.SetReadDeadline(time.Now().Add(2 * time.Second))
 		if _, _, err := c.ReadFromUDPAddrPort(buf); err != nil {
+			if tries++; i == 0 && tries < 3 {
+				i--
+				continue
+			}
 			rs, serr := st.RelayStats()
 			t.Fatalf("round trip %d: %v (relay stats %+v %v)", i, err, rs, serr)
 		}
@@ -49,15 +59,17 @@ func rtts(t *testing.T, st *lab.State, n int) []time.Duration {
 	return out
 }
 
+// TestRelayDelay: no round trip through a relay delaying each way by D is
+// shorter than 2D, IPv6 crosses it, and it counts what it forwarded.
+// (How close to 2D: the truth claim "relay-delay", TestRelayDelayAccuracy.)
 func TestRelayDelay(t *testing.T) {
 	const delay = 10 * time.Millisecond
 	st := labtest.New(t, lab.Config{DUT: lab.DUTRelay, Delay: delay})
 	t.Logf("relay ceiling: %.0f fps (saturated %v)", st.RelayCeilingFPS, st.RelaySaturated)
 	got := rtts(t, st, 20)
-	med := got[len(got)/2]
-	t.Logf("round trips with %v one-way relay delay: min %v median %v max %v", delay, got[0], med, got[len(got)-1])
-	if want := 2 * delay; med < want || med > want+want/10 {
-		t.Errorf("median round trip %v, want %v +10%%", med, want)
+	t.Logf("round trips with %v one-way relay delay: min %v median %v max %v", delay, got[0], got[len(got)/2], got[len(got)-1])
+	if got[0] < 2*delay {
+		t.Errorf("shortest round trip %v, want at least %v", got[0], 2*delay)
 	}
 	if !deliver(t, st, true, 100, 100*time.Millisecond) {
 		t.Error("IPv6 datagram did not cross the relay")
@@ -69,6 +81,20 @@ func TestRelayDelay(t *testing.T) {
 	if rs.AtoB.Forwarded < 21 || rs.BtoA.Forwarded < 21 {
 		t.Errorf("relay forwarded %d A→B, %d B→A, want ≥ 21 each: %+v", rs.AtoB.Forwarded, rs.BtoA.Forwarded, rs)
 	}
+}
+
+// TestRelayDelayAccuracy (truth claim "relay-delay"): the median of 20
+// round trips through a relay delaying each way by D (drawn in 1–15 ms) is
+// 2D within +10 %.
+func TestRelayDelayAccuracy(t *testing.T) {
+	c := truth.New(t, "relay-delay")
+	rng := rand.New(rand.NewPCG(testseed.Seed(t, "./lab"), 0xde))
+	delay := time.Duration(1+rng.IntN(15)) * time.Millisecond
+	st := labtest.New(t, lab.Config{DUT: lab.DUTRelay, Delay: delay})
+	got := rtts(t, st, 20)
+	med := got[len(got)/2]
+	t.Logf("round trips with %v one-way relay delay: min %v median %v max %v", delay, got[0], med, got[len(got)-1])
+	c.Ratio("median round trip / 2D", fmt.Sprintf("D %v", delay), float64(2*delay), float64(med), 1, 1.1)
 }
 
 // TestRelayImpairments checks the relay's loss, reordering and duplication
@@ -133,11 +159,15 @@ func TestRelayImpairments(t *testing.T) {
 	}
 }
 
-// TestRelayJitter checks that jitter spreads round trips within
-// 2·(delay ± jitter) (plus the stack's own time) and really varies them.
+// TestRelayJitter (truth claim "relay-jitter") checks that jitter spreads
+// round trips within 2·(delay ± jitter) (plus the stack's own time) and
+// really varies them. The relay's random generator is seeded from the
+// test's seed, so RFC2544_SEED replays its draws.
 func TestRelayJitter(t *testing.T) {
+	c := truth.New(t, "relay-jitter")
 	const delay, jitter = 5 * time.Millisecond, 2 * time.Millisecond
-	st := labtest.New(t, lab.Config{DUT: lab.DUTRelay, Delay: delay, Jitter: jitter})
+	seed := testseed.Seed(t, "./lab")
+	st := labtest.New(t, lab.Config{DUT: lab.DUTRelay, Delay: delay, Jitter: jitter, Relay: lab.RelayConfig{Seed: seed | 1}})
 	got := rtts(t, st, 40)
 	lo, hi := got[0], got[len(got)-1]
 	t.Logf("round trips with %v ± %v: min %v median %v max %v", delay, jitter, lo, got[len(got)/2], hi)
@@ -145,12 +175,12 @@ func TestRelayJitter(t *testing.T) {
 	// scheduling on the shared CPUs, so the top is checked at the 90th
 	// percentile.
 	p90 := got[len(got)*9/10]
-	if lo < 2*(delay-jitter) || p90 > 2*(delay+jitter)+time.Millisecond {
-		t.Errorf("round trips: min %v, 90th percentile %v; want within %v..%v", lo, p90, 2*(delay-jitter), 2*(delay+jitter)+time.Millisecond)
+	if lo < 2*(delay-jitter) {
+		t.Errorf("shortest round trip %v, want at least %v (the relay never sends early)", lo, 2*(delay-jitter))
 	}
+	k := "5 ms ± 2 ms each way"
+	c.Within("90th percentile round trip − 2(D + J), ms", k, float64(p90-2*(delay+jitter))/1e6, -2*float64(2*jitter)/1e6, 1)
 	// Two independent U(-2ms, 2ms) offsets: the spread of 40 samples is
 	// far above 1 ms unless jitter is not applied.
-	if hi-lo < time.Millisecond {
-		t.Errorf("round trips spread only %v: jitter not applied", hi-lo)
-	}
+	c.Within("spread of 40 round trips, ms (jitter applied)", k, float64(hi-lo)/1e6, 1, math.Inf(1))
 }
