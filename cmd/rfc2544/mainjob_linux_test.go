@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/rfc2544/rfc2544/internal/testseed"
+	"github.com/rfc2544/rfc2544/internal/truth"
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
 )
@@ -43,13 +45,15 @@ import (
 //   - back-to-back at the line rate: the DUT passes a burst of N frames
 //     while N − (bucket frames + R·N/line) fits in its queue, so
 //     N* = (1000 + 50000/(F−4)) / (1 − R/line); the reported average
-//     from 5 % below N* to 5 % above the most the path held in the run's
-//     lossy bursts (frames through less R × arrival time; each of those
-//     from 5 % below queue + bucket up to the kernel's input queue more), or the
-//     quick profile's 100 ms cap where N* is beyond it. (At R = 100 Mbit/s and a 200 Mbit/s line,
-//     measured on the 2-CPU lab host: 2605 at 512 B for a model of 2616,
-//     2244–2319 at 1024 B for 2299.)
+//     from 5 % below N* to 5 % above what the path can hold (queue +
+//     bucket + the kernel's input queue before tbf, netdev_max_backlog,
+//     over 1 − R/line); each lossy burst held from 10 % below queue +
+//     bucket (less R × its DUT pause, at most 2 ms) up to the input queue
+//     more; or the quick profile's 100 ms cap where N* is beyond it.
+//
+// Truth claim "main-job".
 func TestMainJobShaped(t *testing.T) {
+	c := truth.New(t, "main-job")
 	needRoot(t)
 	const (
 		rateBps = 30e6
@@ -98,10 +102,11 @@ func TestMainJobShaped(t *testing.T) {
 	for _, tp := range res.Throughput {
 		r := rFPS(tp.FrameSize)
 		t.Logf("%d B: throughput %.0f fps = %.2f%% of R (%.0f fps)", tp.FrameSize, tp.FPS, 100*tp.FPS/r, r)
-		if !tp.Found || tp.TesterLimited || tp.FPS < 0.98*r || tp.FPS > 1.01*r {
-			t.Errorf("%d B: throughput %.0f fps (found %v, tester-limited %v %s), want %.0f … %.0f fps (−2 %% … +1 %% of R)",
-				tp.FrameSize, tp.FPS, tp.Found, tp.TesterLimited, tp.Reason, 0.98*r, 1.01*r)
+		if !tp.Found || tp.TesterLimited {
+			t.Errorf("%d B: throughput found %v, tester-limited %v (%s): want the DUT's", tp.FrameSize, tp.Found, tp.TesterLimited, tp.Reason)
+			continue
 		}
+		c.Ratio("throughput / R", fmt.Sprintf("%d B, 30 Mbit/s", tp.FrameSize), r, tp.FPS, 0.98, 1.01)
 	}
 	if len(res.Latency) != len(sizes) {
 		t.Errorf("%d latency results, want %d", len(res.Latency), len(sizes))
@@ -111,10 +116,11 @@ func TestMainJobShaped(t *testing.T) {
 		drain := queue / r * 1e9 // ns
 		limit := 1e6 + 0.1*drain
 		t.Logf("%d B: latency at %.0f fps: min %d mean %.0f max %d ns", l.FrameSize, l.RateFPS, l.Summary.MinNs, l.Summary.MeanNs, l.Summary.MaxNs)
-		if l.Skipped != "" || l.Summary.Count == 0 || l.Summary.MinNs <= 0 || l.Summary.MeanNs > limit {
-			t.Errorf("%d B: latency skipped %q, count %d, min %d ns, mean %.0f ns; want measured, mean under %.0f ns (no standing queue)",
-				l.FrameSize, l.Skipped, l.Summary.Count, l.Summary.MinNs, l.Summary.MeanNs, limit)
+		if l.Skipped != "" || l.Summary.Count == 0 || l.Summary.MinNs <= 0 {
+			t.Errorf("%d B: latency skipped %q, count %d, min %d ns; want measured", l.FrameSize, l.Skipped, l.Summary.Count, l.Summary.MinNs)
+			continue
 		}
+		c.Within("latency mean / (1 ms + 10 % of the full queue's drain)", fmt.Sprintf("%d B", l.FrameSize), l.Summary.MeanNs/limit, 0, 1)
 	}
 	if len(res.FrameLoss) != len(sizes) {
 		t.Errorf("%d frame loss results, want %d", len(res.FrameLoss), len(sizes))
@@ -130,18 +136,16 @@ func TestMainJobShaped(t *testing.T) {
 				t.Errorf("%d B: frame loss at %.0f fps is tester-limited", fl.FrameSize, p.OfferedFPS)
 				continue
 			}
+			k := fmt.Sprintf("%d B at %.0f%% of R", fl.FrameSize, 100*p.OfferedFPS/r)
 			switch {
 			case p.OfferedFPS <= 0.98*r:
-				if p.LossPercent != 0 {
-					t.Errorf("%d B: loss %.3f%% at %.0f fps (%.0f%% of R), want 0", fl.FrameSize, p.LossPercent, p.OfferedFPS, 100*p.OfferedFPS/r)
-				}
+				c.Within("frame loss % at ≤ 0.98 R", k, p.LossPercent, 0, 0)
 			case p.OfferedFPS >= 1.02*r && p.Sent > 0:
+				// What queue, bucket and the kernel's input queue before
+				// tbf hold reduces the loss below 1 − R/offered.
 				ideal := 100 * (1 - r/p.OfferedFPS)
-				absorb := 100 * (queue + bucket/float64(fl.FrameSize-4)) / float64(p.Sent)
-				if p.LossPercent < ideal-absorb-1 || p.LossPercent > ideal+1 {
-					t.Errorf("%d B: loss %.2f%% at %.0f fps, want %.2f%% (1 − R/offered) less up to %.2f for queue and bucket, ±1",
-						fl.FrameSize, p.LossPercent, p.OfferedFPS, ideal, absorb)
-				}
+				absorb := 100 * (queue + bucket/float64(fl.FrameSize-4) + backlog) / float64(p.Sent)
+				c.Within("frame loss − (1 − R/offered) at ≥ 1.02 R, points", k, p.LossPercent-ideal, -absorb-1, 1)
 			}
 		}
 	}
@@ -172,22 +176,21 @@ func TestMainJobShaped(t *testing.T) {
 		// queue + bucket − R × that. Measured on the quiet lab host: 2.6–5.8
 		// ms in every lossy 64 B burst, holding 1,647–1,898 frames.
 		held := 0.0
+		const maxPause = 2e-3 // s: more is a stall of the host, not the DUT
 		for _, tr := range b.Trials {
 			if tr.BurstFrames == 0 || tr.OfferedFPS <= 0 || len(tr.Result.Streams) == 0 || tr.Result.Streams[0].Lost == 0 || tr.Outcome == rfc2544.OutcomeTesterLimited {
 				continue
 			}
 			s := tr.Result.Streams[0]
 			e := float64(s.Received) - r*float64(tr.BurstFrames)/tr.OfferedFPS
-			pause := max(0, float64(s.Latency.MaxNs-s.Latency.MinNs)/1e9-queue/r)
+			pause := min(maxPause, max(0, float64(s.Latency.MaxNs-s.Latency.MinNs)/1e9-queue/r))
 			held = max(held, e)
 			t.Logf("%d B: a %d-frame burst at %.0f fps left %d frames through: the path held %.0f; latency %.2f … %.2f ms, a DUT pause of %.2f ms",
 				b.FrameSize, tr.BurstFrames, tr.OfferedFPS, s.Received, e, float64(s.Latency.MinNs)/1e6, float64(s.Latency.MaxNs)/1e6, pause*1e3)
-			if e < 0.9*set-r*pause || e > set+backlog {
-				t.Errorf("%d B: a %d-frame burst at %.0f fps left %d frames through: the path held %.0f, want the lab's %.0f (queue + bucket; %.0f less for a %.2f ms DUT pause) up to %.0f more (the kernel's input queue)",
-					b.FrameSize, tr.BurstFrames, tr.OfferedFPS, s.Received, e, set, r*pause, pause*1e3, backlog)
-			}
+			c.Ratio("frames a lossy burst left in the path / queue + bucket", fmt.Sprintf("%d B, a %d-frame burst, DUT pause %.2f ms", b.FrameSize, tr.BurstFrames, pause*1e3),
+				set, e, (0.9*set-r*pause)/set, (set+backlog)/set)
 		}
-		hi := max(held, set) / (1 - r/line)
+		hi := (set + backlog) / (1 - r/line)
 		t.Logf("%d B: back-to-back avg %.0f frames at %.0f fps (cap %d), model %.0f (queue + bucket) … %.0f (the most the path held, %.0f frames)",
 			b.FrameSize, b.AvgFrames, b.RateFPS, b.CapFrames, want, hi, held)
 		if b.Skipped != "" || b.TesterLimited {
@@ -201,9 +204,10 @@ func TestMainJobShaped(t *testing.T) {
 				t.Errorf("%d B: back-to-back avg %.0f frames (at cap %v), want the cap %d (the model's %.0f is beyond it)",
 					b.FrameSize, b.AvgFrames, b.AtCap, b.CapFrames, want)
 			}
-		} else if b.AtCap || b.AvgFrames < 0.95*want || b.AvgFrames > 1.05*hi {
-			t.Errorf("%d B: back-to-back avg %.0f frames (at cap %v), want %.0f (queue %d + bucket %.0f frames, over 1 − R/line) … %.0f (the %.0f frames the path held at most) ± 5 %%",
-				b.FrameSize, b.AvgFrames, b.AtCap, want, queue, bucket/float64(b.FrameSize-4), hi, held)
+		} else if b.AtCap {
+			t.Errorf("%d B: back-to-back at its cap %d, want the DUT's %.0f frames", b.FrameSize, b.CapFrames, want)
+		} else {
+			c.Ratio("back-to-back frames / the model (queue + bucket over 1 − R/line)", fmt.Sprintf("%d B", b.FrameSize), want, b.AvgFrames, 0.95, 1.05*hi/want)
 		}
 	}
 }

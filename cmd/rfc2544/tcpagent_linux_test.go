@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rfc2544/rfc2544/internal/testseed"
+	"github.com/rfc2544/rfc2544/internal/truth"
 	"github.com/rfc2544/rfc2544/lab"
 	"github.com/rfc2544/rfc2544/lab/labtest"
 	"github.com/rfc2544/rfc2544/rfc2544"
@@ -34,8 +36,9 @@ import (
 // its control connection crosses); then the transfer reaches 90…101 % of
 // RFC 6349's maximum at the shaper's rate with a transfer time ratio of at
 // most 1.15, as TestTCPRFC6349Lab asks. One far end per run: each run
-// takes 25–40 s of CI.
+// takes 25–40 s of CI. Truth claim "tcp-cli".
 func TestTCPSearchCLI(t *testing.T) {
+	c := truth.New(t, "tcp-cli")
 	needRoot(t)
 	seed := testseed.Seed(t, "./cmd/rfc2544")
 	rng := rand.New(rand.NewPCG(seed, 6349))
@@ -70,9 +73,11 @@ func TestTCPSearchCLI(t *testing.T) {
 	t.Logf("baseline RTT %v, BDP %.0f B, window %d × %d; throughput %.2f Mbit/s = %.1f %% of %.2f Mbit/s (%s); TTR %.3f, efficiency %.2f %%, buffer delay %.1f %%",
 		time.Duration(res.BaselineRTTNs), res.BDPBytes, res.WindowBytes, res.Streams, res.ThroughputBps/1e6, res.PercentOfMax, res.MaxBps/1e6, res.MaxFormula,
 		res.TransferTimeRatio, res.EfficiencyPercent, res.BufferDelayPercent)
-	if !strings.Contains(res.Plan.BottleneckSource, "UDP throughput search") || res.Plan.BottleneckBps < 0.98*want || res.Plan.BottleneckBps > 1.01*want {
-		t.Errorf("bottleneck %.3f Mbit/s (%s), want the shaper's %.3f Mbit/s −2 %% … +1 %%", res.Plan.BottleneckBps/1e6, res.Plan.BottleneckSource, want/1e6)
+	if !strings.Contains(res.Plan.BottleneckSource, "UDP throughput search") {
+		t.Errorf("bottleneck %.3f Mbit/s from %q, want the UDP throughput search's", res.Plan.BottleneckBps/1e6, res.Plan.BottleneckSource)
 	}
+	kase := fmt.Sprintf("%.1f Mbit/s, line %.0f Mbit/s, agent %v", float64(rateBps)/1e6, capBps/1e6, viaAgent)
+	c.Ratio("bottleneck found / the shaper's", kase, want, res.Plan.BottleneckBps, 0.98, 1.01)
 	if res.BaselineRTTNs <= 0 || res.PathMTU != 1500 {
 		t.Errorf("baseline RTT %v, path MTU %d: want an RTT and the lab's 1500", time.Duration(res.BaselineRTTNs), res.PathMTU)
 	}
@@ -80,10 +85,8 @@ func TestTCPSearchCLI(t *testing.T) {
 	// the bottleneck the search found, which may be up to 3 % low (the
 	// window above), and TCP then gets more than "100 %" of it.
 	trueMax := res.MaxBps * want / res.Plan.BottleneckBps
-	if pc := 100 * res.ThroughputBps / trueMax; pc < 90 || pc > 101 || res.TransferTimeRatio > 1.15 {
-		t.Errorf("throughput %.1f %% of the RFC 6349 maximum at the shaper's rate (%.2f Mbit/s; want 90…101 %%), transfer time ratio %.3f (want at most 1.15)",
-			pc, trueMax/1e6, res.TransferTimeRatio)
-	}
+	c.Within("throughput, % of the RFC 6349 maximum at the shaper's rate", kase, 100*res.ThroughputBps/trueMax, 90, 101)
+	c.Within("transfer time ratio", kase, res.TransferTimeRatio, 1, 1.15)
 }
 
 // TestTCPBothCLI: 'rfc2544 tcp --both' on a temporary lab whose kernel
@@ -96,7 +99,11 @@ func TestTCPSearchCLI(t *testing.T) {
 // each naming its direction, and --out a folder per direction. (That the
 // transfers run at the same time is rfc2544's TestRunTCPTestBoth, and the
 // agent's TestTCPAgentBothAtOnce.) One far end per run, for CI's time.
+// Truth claim "tcp-both": each direction carries 20…101 % of its own
+// shaper's maximum (ACKs of one cross the other's full queue, so neither
+// need reach it), the better one at least 80 %.
 func TestTCPBothCLI(t *testing.T) {
+	c := truth.New(t, "tcp-both")
 	needRoot(t)
 	seed := testseed.Seed(t, "./cmd/rfc2544")
 	rng := rand.New(rand.NewPCG(seed, 6349))
@@ -122,6 +129,9 @@ func TestTCPBothCLI(t *testing.T) {
 	}
 	stdout, stderr, err := runCLI(t, ctx, args...)
 	t.Logf("%v; stderr:\n%s", args, stderr)
+	if !viaAgent {
+		labGone(t, tempLabName())
+	}
 	if err != nil {
 		t.Fatalf("tcp --both: %v", err)
 	}
@@ -129,6 +139,7 @@ func TestTCPBothCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res) != 2 {
 		t.Fatalf("%v: want a JSON array of 2 results\n%s", err, stdout)
 	}
+	best := 0.0
 	for i, rate := range []uint64{ab, ba} {
 		r := res[i]
 		dir := []string{"A to B", "B to A"}[i]
@@ -155,10 +166,12 @@ func TestTCPBothCLI(t *testing.T) {
 		// while B to A, 52.2 Mbit/s, kept its 1000-packet queue full:
 		// the ACKs waited there). What holds: each carried traffic, and
 		// none more than its own shaper allows.
-		if pc := 100 * r.ThroughputBps / ownMax; r.ThroughputBps <= 0 || pc > 101 || len(r.Run.Samples) < 5 {
-			t.Errorf("%s: throughput %.2f Mbit/s, %.1f %% of the RFC 6349 maximum for its shaper, %d samples: want traffic, at most 101 %%, a sample a second",
-				dir, r.ThroughputBps/1e6, pc, len(r.Run.Samples))
+		if len(r.Run.Samples) < 5 {
+			t.Errorf("%s: %d samples, want one a second", dir, len(r.Run.Samples))
 		}
+		pc := 100 * r.ThroughputBps / ownMax
+		best = max(best, pc)
+		c.Within("each direction's throughput, % of its own RFC 6349 maximum", fmt.Sprintf("%s at %.1f Mbit/s, agent %v", dir, float64(rate)/1e6, viaAgent), pc, 20, 101)
 		sub := []string{"a-to-b", "b-to-a"}[i]
 		for _, f := range []string{"tcp.json", "report.txt", "samples.csv", "report.html"} {
 			if _, err := os.Stat(filepath.Join(out, sub, f)); err != nil {
@@ -166,4 +179,5 @@ func TestTCPBothCLI(t *testing.T) {
 			}
 		}
 	}
+	c.Within("the better direction's throughput, % of its own RFC 6349 maximum", fmt.Sprintf("%.1f and %.1f Mbit/s, agent %v", float64(ab)/1e6, float64(ba)/1e6, viaAgent), best, 80, 101)
 }

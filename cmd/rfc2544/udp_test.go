@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,8 +32,10 @@ func checkUDPLoopResults(t *testing.T, out string) {
 		t.Fatalf("got %d throughput results, want 2", len(res.Throughput))
 	}
 	for _, tp := range res.Throughput {
-		if !tp.Found || tp.IntendedPercent < 99.9 {
-			t.Errorf("size %d: found %v at %.2f%% (%s), want 100%% of the 10 Mbit/s line rate", tp.FrameSize, tp.Found, tp.IntendedPercent, tp.Reason)
+		// Loopback loses nothing but what the tester's own receiver drops
+		// (a tester limit): the full line, or "≥ X" below it.
+		if !tp.Found || tp.IntendedPercent < 99.9 && !tp.TesterLimited {
+			t.Errorf("size %d: found %v at %.2f%%, tester-limited %v (%s), want 100%% of the 10 Mbit/s line rate or a tester limit", tp.FrameSize, tp.Found, tp.IntendedPercent, tp.TesterLimited, tp.Reason)
 		}
 		for _, tr := range tp.Trials {
 			if p := tr.Result.Paths; p.Transport != "udp" || p.RX != "recvmmsg" {
@@ -47,7 +50,7 @@ func checkUDPLoopResults(t *testing.T, out string) {
 func TestRunUDPLoopback(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	_, stderr, err := runCLI(t, context.Background(), append(udpLoopArgs, "--out", out)...)
-	if err != nil {
+	if err != nil && !errors.Is(err, errTesterLimited) {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
 	}
 	checkUDPLoopResults(t, out)
@@ -87,7 +90,7 @@ func TestRunUDPWithoutRoot(t *testing.T) {
 	cmd := exec.Command(setpriv, append([]string{"--reuid", "65534", "--regid", "65534", "--clear-groups", "--inh-caps=-all", bin}, append(udpLoopArgs, "--out", out)...)...)
 	cmd.Dir = dir
 	b, err := cmd.CombinedOutput()
-	if err != nil {
+	if ee := (*exec.ExitError)(nil); err != nil && !(errors.As(err, &ee) && ee.ExitCode() == exitTesterLimited) {
 		t.Fatalf("run as nobody: %v\n%s", err, b)
 	}
 	checkUDPLoopResults(t, out)
