@@ -255,25 +255,22 @@ func ProbeStamps() (refused map[Stamp]string, err error) {
 	return refused, nil
 }
 
-// verifierRefusal says whether err is the verifier refusing a program, and
-// why, in the verifier's own line (e.g. "program of this type cannot use
-// helper bpf_xdp_adjust_meta#54").
+// verifierRefusal says whether err is the verifier refusing a program a
+// helper function it calls, and which, in the verifier's own line (e.g.
+// "program of this type cannot use helper bpf_xdp_adjust_meta#54"). Any
+// other verifier error is a fault of the program, not of the kernel.
 func verifierRefusal(err error) (string, bool) {
 	var ve *ebpf.VerifierError
 	if !errors.As(err, &ve) {
 		return "", false
 	}
 	for _, l := range ve.Log {
-		if strings.Contains(l, "helper") || strings.Contains(l, "unknown func") || strings.Contains(l, "invalid func") {
+		if strings.Contains(l, "cannot use helper") || strings.Contains(l, "unknown func") || strings.Contains(l, "invalid func") {
 			return strings.TrimSpace(l), true
 		}
 	}
-	if n := len(ve.Log); n > 0 {
-		return strings.TrimSpace(ve.Log[n-1]), true
-	}
-	return ve.Cause.Error(), true
+	return "", false
 }
-
 // newXSKMap creates the map from queue id to socket, with room for queue
 // ids below entries.
 func newXSKMap(entries int) (*ebpf.Map, error) {
