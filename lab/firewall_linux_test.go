@@ -367,7 +367,8 @@ func TestFirewallPushBackIsFlowControlled(t *testing.T) {
 	}
 	fwd := 0.0
 	for _, k := range d.trials {
-		if k.rate == at && k.txSeconds > 0 {
+		t.Logf("  at %.0f fps: sent %d, the DUT forwarded %d in %.3f s (%.0f fps)", k.rate, k.sent, k.forwarded, k.txSeconds, float64(k.forwarded)/k.txSeconds)
+		if math.Abs(k.rate-at) <= 1e-6*at && k.txSeconds > 0 {
 			fwd = float64(k.forwarded) / k.txSeconds
 		}
 	}

@@ -16,22 +16,24 @@
 # quiet machine, as root. Output: the table on stdout, every run's go test
 # -json in OUT (default a new /tmp/rfc2544-truth.XXXX).
 #
-# Usage: internal/truth/campaign.sh [-n RUNS] [-s SEED] [-r TEST-REGEXP] [-o OUT]
+# Usage: internal/truth/campaign.sh [-n RUNS] [-s SEED] [-r TEST-REGEXP] [-x TEST-REGEXP] [-o OUT]
 #   -n RUNS   runs of every claim (default 5)
 #   -s SEED   first seed (default: drawn from the clock, printed)
 #   -r REGEXP only the claims' tests whose name matches (default all)
+#   -x REGEXP leave out the claims' tests whose name matches
 #   -o OUT    folder for the runs' go test -json files
 set -euo pipefail
 export LC_ALL=C PATH="/usr/local/go/bin:$PATH"
 
-N=5 SEED=$(date +%s%N) MATCH=. OUT=
+N=5 SEED=$(date +%s%N) MATCH=. SKIP='^$' OUT=
 while (($#)); do
   case $1 in
     -n) N=$2; shift ;;
     -s) SEED=$2; shift ;;
     -r) MATCH=$2; shift ;;
+    -x) SKIP=$2; shift ;;
     -o) OUT=$2; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "campaign.sh: unknown argument $1 (see -h)" >&2; exit 2 ;;
   esac
   shift
@@ -53,7 +55,7 @@ for ((i = 1; i <= N; i++)); do
   for line in "${PKGS[@]}"; do
     pkg=${line%%$'\t'*} re=${line#*$'\t'}
     # The package's claims that match MATCH.
-    names=$(sed 's/^\^(//; s/)\$$//' <<<"$re" | tr '|' '\n' | grep -E -- "$MATCH" | paste -sd'|' || true)
+    names=$(sed 's/^\^(//; s/)\$$//' <<<"$re" | tr '|' '\n' | grep -E -- "$MATCH" | grep -Ev -- "$SKIP" | paste -sd'|' || true)
     [[ -n $names ]] || continue
     echo "run $i/$N seed $s: $pkg ^($names)\$ (at $(($(date +%s) - t0)) s)"
     RFC2544_TRUTH=1 RFC2544_SEED=$s flock "$LOCK" go test -count=1 -p 1 -timeout 60m -json -run "^($names)\$" "$pkg" >>"$f" 2>&1 || true
