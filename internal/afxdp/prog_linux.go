@@ -271,6 +271,7 @@ func verifierRefusal(err error) (string, bool) {
 	}
 	return "", false
 }
+
 // newXSKMap creates the map from queue id to socket, with room for queue
 // ids below entries.
 func newXSKMap(entries int) (*ebpf.Map, error) {
