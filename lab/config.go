@@ -460,3 +460,13 @@ const lossModulus = 10000
 func lossThreshold(pct float64) uint32 {
 	return uint32(math.Round(pct / 100 * lossModulus))
 }
+
+// defaultBurst is the token bucket depth when none is given: 10 ms at the
+// rate, but at least two full frames (tbf drops frames bigger than its
+// bucket).
+// ethHeader is what tc counts beyond the IP packet on an Ethernet link.
+const ethHeader = 14
+
+func defaultBurst(rateBps uint64, mtu int) uint32 {
+	return uint32(max(rateBps/8/100, uint64(2*(mtu+ethHeader))))
+}

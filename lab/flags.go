@@ -293,7 +293,11 @@ func (c Config) Summary() string {
 		parts = append(parts, fmt.Sprintf("MTU %d/%d", mtuA, mtuB))
 	}
 	if c.AtoB.RateBps > 0 {
-		parts = append(parts, "shaped to "+FormatRate(c.AtoB.RateBps))
+		sh := "shaped to " + FormatRate(c.AtoB.RateBps)
+		if c.AtoB.LimitPackets > 0 {
+			sh += fmt.Sprintf(" over a %d-packet queue", c.AtoB.LimitPackets)
+		}
+		parts = append(parts, sh)
 	} else {
 		parts = append(parts, "not shaped")
 	}

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -256,11 +257,16 @@ func (s *State) Settings() map[string]string {
 	c := s.Config
 	m := map[string]string{"lab": s.Name, "topology": s.Topology.String(), "dut": s.DUT.String(),
 		"mtu_a": fmt.Sprint(c.MTUA), "mtu_b": fmt.Sprint(c.MTUB)}
-	if c.AtoB.RateBps > 0 {
-		m["rate_ab_bps"] = fmt.Sprint(c.AtoB.RateBps)
-	}
-	if c.BtoA.RateBps > 0 {
-		m["rate_ba_bps"] = fmt.Sprint(c.BtoA.RateBps)
+	for _, d := range []struct {
+		dir string
+		s   Shaping
+		mtu int
+	}{{"ab", c.AtoB, c.MTUB}, {"ba", c.BtoA, c.MTUA}} {
+		if d.s.RateBps > 0 {
+			m["rate_"+d.dir+"_bps"] = fmt.Sprint(d.s.RateBps)
+			m["limit_"+d.dir+"_packets"] = fmt.Sprint(d.s.LimitPackets)
+			m["burst_"+d.dir+"_bytes"] = fmt.Sprint(cmp.Or(d.s.BurstBytes, defaultBurst(d.s.RateBps, d.mtu)))
+		}
 	}
 	if c.AtoB.LossPercent > 0 {
 		m["loss_ab_percent"] = fmt.Sprint(c.AtoB.LossPercent)

@@ -10,16 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ethHeader is what tc counts beyond the IP packet on an Ethernet link.
-const ethHeader = 14
-
-// defaultBurst is the token bucket depth when none is given: 10 ms at the
-// rate, but at least two full frames (tbf drops frames bigger than its
-// bucket).
-func defaultBurst(rateBps uint64, mtu int) uint32 {
-	return uint32(max(rateBps/8/100, uint64(2*(mtu+ethHeader))))
-}
-
 // applyQdiscs installs the kernel DUT's egress qdiscs: the A→B direction
 // on the port facing B, B→A on the port facing A. With a rate: tbf
 // (rate, burst) over a pfifo of LimitPackets; with delay or jitter: netem

@@ -128,6 +128,10 @@ func throughputTable(res *rfc2544.Results) *table {
 	if goals {
 		cols = slices.Insert(cols, 5, ">NDR (fps)", ">PDR (fps)")
 	}
+	truth := len(res.DUT.Truth) > 0
+	if truth {
+		cols = slices.Insert(cols, len(cols)-1, ">Lab truth (fps)", ">Found / truth")
+	}
 	t := newTable(TableThroughput, "Throughput (RFC 2544 §26.1)", cols...)
 	limited, irregular := false, false
 	for _, r := range res.Throughput {
@@ -155,7 +159,20 @@ func throughputTable(res *rfc2544.Results) *table {
 			irregular = irregular || ni || pi
 			row = slices.Insert(row, 5, nc, pc)
 		}
+		if truth {
+			tc, rc := dash, dash
+			if p, ok := res.DUT.TruthAt(r.FrameSize); ok {
+				tc = fps(p.ThroughputFPS)
+				if r.Found && !r.Incomplete {
+					rc = strconv.FormatFloat(r.FPS/p.ThroughputFPS, 'f', 4, 64)
+				}
+			}
+			row = slices.Insert(row, len(row)-1, tc, rc)
+		}
 		t.add(row...)
+	}
+	if truth {
+		t.Notes = append(t.Notes, "Lab truth: the rate the lab's DUT is set to forward, its shaper's R / (8 × (frame − 4)) fps (tbf counts a frame without its FCS).")
 	}
 	cfg := res.Plan.Throughput
 	tol := "zero loss"
@@ -315,14 +332,31 @@ func frameLossTable(res *rfc2544.Results) *table {
 }
 
 func backToBackTable(res *rfc2544.Results) *table {
-	t := newTable(TableBackToBack, "Back-to-back frames (RFC 2544 §26.4, RFC 9004)",
-		">Frame size (B)", ">Avg burst (frames)", ">Min", ">Max", "~>Std dev", ">Implied buffer (ms)",
-		">Corrected buffer (ms)", ">N", "~>Step (frames)", "~>Cap (frames)", "At cap", "Note")
+	cols := []string{">Frame size (B)", ">Avg burst (frames)", ">Min", ">Max", "~>Std dev", ">Implied buffer (ms)",
+		">Corrected buffer (ms)", ">N", "~>Step (frames)", "~>Cap (frames)", "At cap", "Note"}
+	truth := false
+	for _, p := range res.DUT.Truth {
+		truth = truth || p.BackToBackFrames > 0
+	}
+	if truth {
+		cols = slices.Insert(cols, len(cols)-1, ">Lab model (frames)")
+	}
+	t := newTable(TableBackToBack, "Back-to-back frames (RFC 2544 §26.4, RFC 9004)", cols...)
+	add := func(f int, cells ...string) {
+		if truth {
+			m := dash
+			if p, ok := res.DUT.TruthAt(f); ok && p.BackToBackFrames > 0 {
+				m = grouped(p.BackToBackFrames, 0)
+			}
+			cells = slices.Insert(cells, len(cells)-1, m)
+		}
+		t.add(cells...)
+	}
 	anyCap := false
 	for _, r := range res.BackToBack {
 		size := framing.SizeName(r.FrameSize)
 		if r.Skipped != "" {
-			t.add(size, dash, dash, dash, dash, dash, dash, "0", dash, dash, dash, "skipped: "+r.Skipped)
+			add(r.FrameSize, size, dash, dash, dash, dash, dash, dash, "0", dash, dash, dash, "skipped: "+r.Skipped)
 			continue
 		}
 		atCap := "no"
@@ -336,11 +370,14 @@ func backToBackTable(res *rfc2544.Results) *table {
 		if r.Incomplete {
 			note = joinNotes(note, "incomplete: the run stopped before every repetition ran")
 		}
-		t.add(size, ge+grouped(r.AvgFrames, 1), ge+count(r.MinFrames), ge+count(r.MaxFrames), grouped(r.StddevFrames, 1),
+		add(r.FrameSize, size, ge+grouped(r.AvgFrames, 1), ge+count(r.MinFrames), ge+count(r.MaxFrames), grouped(r.StddevFrames, 1),
 			ge+msec(r.ImpliedBufferS), ge+msec(r.CorrectedBufferS), strconv.Itoa(len(r.BurstFrames)),
 			count(r.MinStepFrames), count(r.CapFrames), atCap, note)
 	}
 	t.Notes = append(t.Notes, "Implied buffer = avg burst / line-rate fps; corrected buffer = implied × (1 − throughput / line rate) (RFC 9004 §5). N is the number of repetitions.")
+	if truth {
+		t.Notes = append(t.Notes, "Lab model: the longest burst the lab's DUT passes by its settings, (queue + bucket frames) / (1 − shaped rate / line rate); the kernel's input queue before the shaper may hold up to netdev_max_backlog frames more while the DUT's CPU is busy.")
+	}
 	if anyCap {
 		t.Notes = append(t.Notes, "At cap: the DUT absorbed the longest burst tried, so its buffer is larger than shown; raise the burst cap (RFC 9004 §6).")
 	}
@@ -501,7 +538,11 @@ func metadata(res *rfc2544.Results) [][2]string {
 }
 
 func testerLine(t rfc2544.TesterInfo) string {
-	parts := []string{"transport " + orDash(t.Transport)}
+	tr := "transport " + orDash(t.Transport)
+	if t.TransportWhy != "" {
+		tr += " (" + t.TransportWhy + ")"
+	}
+	parts := []string{tr}
 	if t.Paths.TX != "" {
 		tx := "tx " + t.Paths.TX
 		if t.Paths.QdiscBypass {

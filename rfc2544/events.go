@@ -23,6 +23,10 @@ type StartEvent struct {
 	EstimateS float64   `json:"estimate_s"`
 	Trials    int       `json:"estimate_trials"`
 	Plan      Plan      `json:"plan"`
+	// Transport is the transport that runs the trials and TransportWhy how
+	// it was chosen (TesterInfo's).
+	Transport    string `json:"transport,omitempty"`
+	TransportWhy string `json:"transport_why,omitempty"`
 }
 
 // TrialEvent is a finished trial on the stream: the journal's trial line

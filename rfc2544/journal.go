@@ -40,6 +40,9 @@ type JournalHeader struct {
 	// Plan is the effective plan: a resumed run uses it as is, even when
 	// the plan file it came from has changed since.
 	Plan Plan `json:"plan"`
+	// Transport is the transport the run chose (its --transport, or what
+	// auto chose): a resumed run keeps it. Empty in older journals.
+	Transport string `json:"transport,omitempty"`
 }
 
 // Journal appends finished trials to a journal file, one JSON line each,

@@ -59,8 +59,12 @@ type Results struct {
 
 // TesterInfo describes the tester of a run.
 type TesterInfo struct {
-	// Transport is "raw", "udp" or "sim".
+	// Transport is "raw", "udp", "xdp" or "sim".
 	Transport string `json:"transport"`
+	// TransportWhy says how the transport was chosen: "--transport raw"
+	// when given, else "auto: " and what the choice found (the kernel, the
+	// ports, the frame sizes).
+	TransportWhy string `json:"transport_why,omitempty"`
 	// Paths are the kernel paths the trials used.
 	Paths trials.Paths `json:"paths"`
 	// Host and Kernel identify the machine that ran the tester.
@@ -82,6 +86,32 @@ type DUTInfo struct {
 	Description string `json:"description,omitempty"`
 	// Settings are free-form key/values, e.g. the lab's rate and MTU.
 	Settings map[string]string `json:"settings,omitempty"`
+	// Truth is what a lab DUT the tool built does by its settings, per
+	// frame size of the plan: the answers, which the reports print beside
+	// the results. Empty for a real DUT, or a lab DUT whose answers its
+	// settings do not give.
+	Truth []TruthPoint `json:"truth,omitempty"`
+}
+
+// TruthPoint is a lab DUT's answer at one frame size (lab.Config.TruthAtoB).
+type TruthPoint struct {
+	FrameSize int `json:"frame_size"`
+	// ThroughputFPS is the rate the DUT's shaper forwards, frames/s.
+	ThroughputFPS float64 `json:"throughput_fps"`
+	// BackToBackFrames is the longest burst at the line rate the model
+	// says passes without loss (queue + bucket over 1 − throughput/line);
+	// zero when the line is not faster than the shaper.
+	BackToBackFrames float64 `json:"back_to_back_frames,omitempty"`
+}
+
+// TruthAt is the truth point of frame size f, if there is one.
+func (d DUTInfo) TruthAt(f int) (TruthPoint, bool) {
+	for _, p := range d.Truth {
+		if p.FrameSize == f {
+			return p, true
+		}
+	}
+	return TruthPoint{}, false
 }
 
 // Outcome classifies one trial for the search.

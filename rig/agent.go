@@ -159,5 +159,5 @@ func openAgent(ctx context.Context, t *Agent, cfg Config, logw io.Writer) (*Test
 	fmt.Fprintf(logw, "port A: this host %v (udp %d); port B: agent %v; traffic %s\n", local, trials.DefaultUDPPort, t.Addr.Addr(), dir)
 	dut := rfc2544.DUTInfo{Description: fmt.Sprintf("the path between this host (%v) and the agent at %v", local, t.Addr.Addr()),
 		Settings: map[string]string{"agent": t.Addr.String(), "local": local.String(), "latency": string(t.Latency), "direction": dir}}
-	return &Tester{Tester: tr, DUT: dut, close: func() { c.Close() }}, nil
+	return &Tester{Tester: tr, DUT: dut, Transport: UDP, Why: cfg.Why, close: func() { c.Close() }}, nil
 }

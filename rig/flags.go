@@ -31,7 +31,7 @@ type Flags struct {
 // AddFlags registers the rig's flags on fs.
 func AddFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{fs: fs}
-	fs.StringVar(&f.transport, "transport", "", "how traffic is made (`name`): raw (AF_PACKET, default), udp (kernel UDP sockets: any routed path, no root without namespaces; --addr-a/--addr-b alone), xdp (AF_XDP on two ports: root, Linux with XDP) or sim (simulated DUT, no root)")
+	fs.StringVar(&f.transport, "transport", "", "how traffic is made (`name`): auto (the default: xdp where the kernel runs it and the frames fit, else raw; udp between two addresses or without root), raw (AF_PACKET), udp (kernel UDP sockets: any routed path, no root without namespaces; --addr-a/--addr-b alone), xdp (AF_XDP on two ports: root, Linux with XDP) or sim (simulated DUT, no root)")
 	fs.IntVar(&f.queues, "queues", 1, "xdp: queues per port (`N`): one AF_XDP socket and one sending thread each, the rate split between them; at most the CPUs and the ports' queues (a temporary lab's veths get N)")
 	fs.StringVar(&f.maxRate, "max-rate", "", "`rate` cap per port, always in force, e.g. 1G (default: the line rate)")
 	fs.Var(&f.lab, "lab", "run on the lab `NAME` (from 'rfc2544 lab up'); with no name, create a temporary lab and remove it afterwards")
@@ -77,12 +77,13 @@ func (f *Flags) set() map[string]bool {
 func (f *Flags) Queues() int { return f.queues }
 
 // CheckQueues checks --queues n for the transport on a host with cpus CPUs:
-// 1 anywhere, more only on xdp and at most one per CPU.
+// 1 anywhere, more only on xdp (or auto, which Choose then holds to xdp)
+// and at most one per CPU.
 func CheckQueues(n int, transport string, cpus int) error {
 	switch {
 	case n < 1:
 		return inputf("--queues %d: want 1 or more queues per port", n)
-	case n > 1 && transport != XDP:
+	case n > 1 && transport != XDP && transport != Auto:
 		return inputf("--queues %d: only the xdp transport sends on several queues; add --transport xdp, or drop --queues", n)
 	case n > cpus:
 		return inputf("--queues %d: this host has %d CPUs, and each queue's sending thread needs its own; use at most --queues %d", n, cpus, cpus)

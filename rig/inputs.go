@@ -52,6 +52,27 @@ func ReadCalibration(path, transport string) ([]trials.CalibrationPoint, error) 
 	return pts, nil
 }
 
+// CalibrationTransport is the transport the --calibration file at path was
+// measured on, for a run on transport: with Auto the file's own (Choose
+// takes it), else transport as given (ReadCalibration checks the file).
+func CalibrationTransport(path, transport string) (string, error) {
+	if transport != Auto {
+		return transport, nil
+	}
+	b, err := fileio.ReadBounded(path, maxCalibrationBytes)
+	if err != nil {
+		return "", inputf("--calibration %s: %v; write one with 'rfc2544 calibrate --lab NAME --transport raw --json > %s'", path, err, path)
+	}
+	pts, err := rfc2544.ParseCalibration(b)
+	if err != nil {
+		return "", inputf("--calibration %s: %w", path, err)
+	}
+	if len(pts) == 0 {
+		return Raw, nil
+	}
+	return transportName(pts[0].Paths.Transport), nil
+}
+
 // CalibrationFits says whether ceilings measured by 'rfc2544 calibrate'
 // (each point's Paths.Transport; "" in files written before calibrate took
 // --transport, which measured the raw transport) apply to a run on

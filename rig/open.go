@@ -35,9 +35,14 @@ type Engine interface {
 // Config says which tester to open and where. Exactly one of Ports, LabName,
 // TempLab and Agent gives the ports (none for Sim).
 type Config struct {
-	Transport string // Raw, UDP, XDP or Sim; "" is Raw
-	Ports     []Port // two checked ports (ParsePort, ParseUDPPort)
-	LabName   string // an existing lab (lab.Up)
+	Transport string // Raw, UDP, XDP or Sim; "" is Raw (Auto: Choose first)
+	// Auto says --transport auto chose Transport (Choice.Auto): an xdp
+	// engine that cannot open on the ports falls back to raw, and Why says
+	// how the transport was chosen.
+	Auto    bool
+	Why     string
+	Ports   []Port // two checked ports (ParsePort, ParseUDPPort)
+	LabName string // an existing lab (lab.Up)
 	// TempLab is a lab to create first and remove at Close (also when
 	// Open fails).
 	TempLab *lab.Config
@@ -68,16 +73,40 @@ type Config struct {
 	// if the process is ended first, and returns the function that runs
 	// it once (the command's second Ctrl-C). Nil: removal at Close only.
 	AtExit func(func()) func()
-	// OpenRaw replaces trials.Open (tests); nil is trials.Open.
+	// OpenRaw replaces trials.Open and OpenXDP trials.OpenXDP (tests);
+	// nil is the trials function.
 	OpenRaw func(context.Context, trials.Config) (Engine, error)
+	OpenXDP func(context.Context, trials.Config) (Engine, error)
 }
 
 // Tester is an opened tester: Tester runs the trials, DUT describes the
-// device under test for the results.
+// device under test for the results, Transport is the transport that runs
+// them and Why how it was chosen (Config.Why, or why auto fell back).
 type Tester struct {
 	rfc2544.Tester
-	DUT   rfc2544.DUTInfo
+	DUT       rfc2544.DUTInfo
+	Transport string
+	Why       string
+	// Lab is the lab the tester runs on (nil on other ports), for its
+	// truth (LabTruth).
+	Lab   *lab.Config
 	close func()
+}
+
+// LabTruth is the truth of a lab's DUT for the plan (lab.Config.TruthAtoB
+// per frame size on the plan's line): none for a bidirectional plan, whose
+// rates are both directions' sums.
+func LabTruth(c *lab.Config, p rfc2544.Plan) []rfc2544.TruthPoint {
+	if c == nil || p.Bidirectional {
+		return nil
+	}
+	var pts []rfc2544.TruthPoint
+	for _, f := range p.FrameSizes {
+		if t, ok := c.TruthAtoB(f, p.LinkBps); ok {
+			pts = append(pts, rfc2544.TruthPoint{FrameSize: f, ThroughputFPS: t.ThroughputFPS, BackToBackFrames: t.BackToBackFrames})
+		}
+	}
+	return pts
 }
 
 // Close releases the tester and removes a temporary lab, reporting it on
@@ -97,6 +126,8 @@ func Open(ctx context.Context, cfg Config) (*Tester, error) {
 		logw = io.Discard
 	}
 	switch cfg.Transport {
+	case Auto:
+		return nil, errors.New("rig.Open: transport auto: resolve it with rig.Choose first")
 	case Sim:
 		return openSim(cfg, logw), nil
 	case Raw, "", UDP, XDP:
@@ -119,7 +150,7 @@ func openSim(cfg Config, logw io.Writer) *Tester {
 	desc := fmt.Sprintf("simulated DUT (not a measurement): forwards %s per direction, %d KiB buffer, %v latency + up to %v jitter, path MTU %d",
 		rate.Format(d.CapacityBps), d.BufferBytes>>10, d.BaseLatency, d.Jitter, mtu)
 	fmt.Fprintf(logw, "transport sim: %s; trials are computed, not sent\n", desc)
-	return &Tester{Tester: d, DUT: rfc2544.DUTInfo{Description: desc, Settings: map[string]string{
+	return &Tester{Tester: d, Transport: Sim, Why: cfg.Why, DUT: rfc2544.DUTInfo{Description: desc, Settings: map[string]string{
 		"capacity_bps": fmt.Sprint(d.CapacityBps),
 		"buffer_bytes": fmt.Sprint(d.BufferBytes),
 		"mtu":          fmt.Sprint(mtu),
@@ -144,7 +175,9 @@ func openEngine(ctx context.Context, cfg Config, logw io.Writer) (*Tester, error
 		cleanup()
 		return nil, err
 	}
+	var labCfg *lab.Config
 	useLab := func(st *lab.State, created bool) {
+		labCfg = &st.Config
 		ports = LabPorts(st)
 		dut = rfc2544.DUTInfo{Description: st.Description(created), Settings: st.Settings()}
 		pathMTU = min(st.A.MTU, st.B.MTU)
@@ -198,6 +231,7 @@ func openEngine(ctx context.Context, cfg Config, logw io.Writer) (*Tester, error
 	maxFPS := framing.LineRateFPS(cfg.CapBps, framing.MinEthernetFrame)
 	var eng Engine
 	var err error
+	transport, why := transportName(cfg.Transport), cfg.Why
 	switch cfg.Transport {
 	case UDP:
 		eng, err = trials.OpenUDP(ctx, trials.UDPConfig{
@@ -222,20 +256,19 @@ func openEngine(ctx context.Context, cfg Config, logw io.Writer) (*Tester, error
 			tc.CeilingFPS = trials.CeilingMap(cfg.Ceilings)
 		}
 		if cfg.Transport == XDP {
-			var x *trials.XDPEngine
-			if x, err = trials.OpenXDP(ctx, tc); err == nil {
-				fmt.Fprintf(logw, "transport xdp: %s\n", x.Paths().XDP)
-				eng = x
+			if eng, err = openXDP(ctx, cfg, tc, logw); err == nil || !cfg.Auto || !errors.Is(err, trials.ErrNotSupported) {
+				break
 			}
-			break
+			// auto chose xdp, and these ports cannot run it: raw can.
+			transport, why = Raw, fmt.Sprintf("auto: the xdp transport does not open on these ports (%v)", err)
 		}
 		eng, err = openRaw(ctx, cfg, tc, logw)
 	}
+	if cfg.Auto {
+		fmt.Fprintf(logw, "transport %s, chosen by %s\n", transport, why)
+	}
 	if err != nil {
-		name := cfg.Transport
-		if name == "" {
-			name = Raw
-		}
+		name := transport
 		if errors.Is(err, trials.ErrNotSupported) {
 			// The transport cannot run on these ports: name the flag.
 			return fail(fmt.Errorf("--transport %s: open the %s engine: %w", name, name, err))
@@ -243,7 +276,21 @@ func openEngine(ctx context.Context, cfg Config, logw io.Writer) (*Tester, error
 		return fail(fmt.Errorf("open the %s engine: %w", name, err))
 	}
 	cleanups = append(cleanups, func() { eng.Close() })
-	return &Tester{Tester: eng, DUT: dut, close: cleanup}, nil
+	return &Tester{Tester: eng, DUT: dut, Transport: transport, Why: why, Lab: labCfg, close: cleanup}, nil
+}
+
+// openXDP opens the xdp engine (Config.OpenXDP or trials.OpenXDP) and logs
+// the AF_XDP mode that runs.
+func openXDP(ctx context.Context, cfg Config, tc trials.Config, logw io.Writer) (Engine, error) {
+	if cfg.OpenXDP != nil {
+		return cfg.OpenXDP(ctx, tc)
+	}
+	x, err := trials.OpenXDP(ctx, tc)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(logw, "transport xdp: %s\n", x.Paths().XDP)
+	return x, nil
 }
 
 // openRaw opens the raw engine (Config.OpenRaw or trials.Open) and logs the

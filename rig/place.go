@@ -11,7 +11,7 @@ import (
 // the simulator, a lab (named, or a temporary one), two interfaces, two
 // addresses (the udp transport), or a remote agent (ParseAgent).
 type Where struct {
-	Transport string // Raw, UDP, XDP or Sim; "" is Raw
+	Transport string // Auto, Raw, UDP, XDP or Sim; "" is Auto
 	Lab       bool   // --lab
 	LabName   string // --lab NAME; "" with Lab: a temporary lab
 	// TempLabConfig gives the temporary lab's settings (lab.Flags.Config).
@@ -32,6 +32,9 @@ type Placement struct {
 	Ports     []Port
 	LabName   string
 	TempLab   *lab.Config
+	// Reference says TempLab is the reference DUT (ReferenceLab): a
+	// temporary lab given no setting.
+	Reference bool
 	Agent     *Agent
 }
 
@@ -40,12 +43,12 @@ type Placement struct {
 func Place(w Where) (Placement, error) {
 	pl := Placement{Transport: w.Transport, Agent: w.Agent}
 	if pl.Transport == "" {
-		pl.Transport = Raw
+		pl.Transport = Auto
 	}
 	switch pl.Transport {
-	case Raw, Sim, UDP, XDP:
+	case Auto, Raw, Sim, UDP, XDP:
 	default:
-		return pl, inputf("--transport %s: unknown; use raw (AF_PACKET on two ports), udp (kernel UDP sockets, any routed path), xdp (AF_XDP on two ports) or sim (simulated DUT, no root)", quote(pl.Transport))
+		return pl, inputf("--transport %s: unknown; use auto (the default: the fastest these ports and this kernel run), raw (AF_PACKET on two ports), udp (kernel UDP sockets, any routed path), xdp (AF_XDP on two ports) or sim (simulated DUT, no root)", quote(pl.Transport))
 	}
 	if w.Agent != nil {
 		pl.Transport = UDP
@@ -78,6 +81,9 @@ func Place(w Where) (Placement, error) {
 		if err != nil {
 			return pl, inputf("temporary lab: %w", err)
 		}
+		if len(w.LabSettings) == 0 {
+			cfg, pl.Reference = ReferenceLab(cfg), true
+		}
 		pl.TempLab = &cfg
 		return pl, nil
 	case w.Lab:
@@ -101,7 +107,7 @@ func Place(w Where) (Placement, error) {
 			"on two interfaces (--port-a IFACE --addr-a 198.18.1.2/24 --gw-a 198.18.1.1 --port-b ... ), or on the simulator (--transport sim)")
 	case setting != "":
 		return pl, inputf("%s: %s", setting, temporary)
-	case pl.Transport == UDP && w.PortA.Interface == "" && w.PortB.Interface == "":
+	case (pl.Transport == UDP || pl.Transport == Auto) && w.PortA.Interface == "" && w.PortB.Interface == "":
 		// The UDP transport between two addresses: kernel sockets bound
 		// to them, no interface to open (and no root unless --netns-X).
 		a, err := ParseUDPPort("a", w.PortA, w.IPv6)
@@ -143,10 +149,38 @@ func (pl Placement) LineRate(in *Inspected) (bps float64, note string, err error
 	switch {
 	case pl.Transport == Sim:
 		return NominalLineRate, "nominal: the simulator has no line rate of its own; set --line-rate", nil
+	case pl.Reference:
+		return ReferenceLineBps, fmt.Sprintf("nominal: twice the reference DUT's shaped %s, so loads reach above it; set --line-rate", lab.FormatRate(ReferenceRateBps)), nil
 	case pl.TempLab != nil || pl.LabName != "":
 		return NominalLineRate, "nominal: the lab's veth links have no line rate of their own; set --line-rate", nil
 	case len(pl.Ports) > 0 && pl.Ports[0].SocketOnly:
 		return NominalLineRate, "nominal: the udp transport between two addresses has no interface to read a line rate from; set --line-rate", nil
 	}
 	return in.LineRate()
+}
+
+// The reference DUT: what a temporary lab is when no lab setting is given
+// (`run --lab`, the main job), so that every test has an answer the lab
+// knows. A kernel router shaped to 30 Mbit/s each way by tbf (its default
+// 10 ms bucket, 37,500 bytes) over a 100-packet queue, on a nominal line of
+// 60 Mbit/s: at 64 bytes the line is 89,286 fps, far under what the tester
+// sends through the lab's DUT even on a busy 2-CPU box, and the shaper
+// (62,500 fps) far under what the DUT's CPU forwards, so the shaper is the
+// one limit; the loads of the frame loss test reach twice the throughput;
+// and a back-to-back burst at the line overflows bucket + queue within the
+// quick profile's 100 ms cap at every size (at 1518 bytes after about 250
+// frames, 51 ms). Any lab setting (e.g. --rate 0 for an unshaped DUT)
+// builds the lab from the settings instead.
+const (
+	ReferenceRateBps = 30_000_000
+	ReferenceQueue   = 100
+	ReferenceLineBps = 2 * ReferenceRateBps
+)
+
+// ReferenceLab is c with the reference DUT's shaping both ways.
+func ReferenceLab(c lab.Config) lab.Config {
+	for _, s := range []*lab.Shaping{&c.AtoB, &c.BtoA} {
+		s.RateBps, s.LimitPackets = ReferenceRateBps, ReferenceQueue
+	}
+	return c
 }

@@ -79,7 +79,7 @@ func TestPlace(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			pl, err := Place(tt.w)
 			if tt.want == "" {
-				if err != nil || len(pl.Ports) != 2 || pl.Transport != Raw {
+				if err != nil || len(pl.Ports) != 2 || pl.Transport != Auto {
 					t.Fatalf("got %+v, %v", pl, err)
 				}
 				return

@@ -93,6 +93,7 @@ type RunConfig struct {
 	MaxBpsSource string
 	Tool         string // the results' tool and version
 	Transport    string // the results' transport when the tester does not say
+	TransportWhy string // how the transport was chosen (Tester.Why)
 	Ceilings     []trials.CalibrationPoint
 	NoRest       bool   // no rest between trials (a simulator's are computed)
 	Events       Events // may be nil
@@ -132,6 +133,7 @@ func (f *Folder) Run(ctx context.Context, cfg RunConfig) (res *rfc2544.Results, 
 	if res.Tester.Transport == "" {
 		res.Tester.Transport = cfg.Transport
 	}
+	res.Tester.TransportWhy = cfg.TransportWhy
 	res.Tester.Host, res.Tester.Kernel = HostAndKernel()
 	res.Tester.Calibration = append(res.Tester.Calibration, cfg.Ceilings...)
 	res.DUT = cfg.DUT

@@ -101,6 +101,7 @@ func TestBadInput(t *testing.T) {
 		{"transport udp ipv6 without addr6", []string{"run", "--transport", "udp", "--ipv6", "--addr-a", "198.18.1.2", "--addr-b", "198.19.1.2"}, []string{"--ipv6", "--addr6-a"}},
 		{"transport udp with calibration", []string{"run", "--transport", "udp", "--addr-a", "127.0.0.1", "--addr-b", "127.0.0.1", "--calibration", "x.json"}, []string{"--calibration", "raw and xdp transports"}},
 		{"transport unknown", append(sim, "--transport", "dpdk"), []string{"--transport", `"dpdk"`, "raw"}},
+		{"queues where auto chooses raw", []string{"run", "--lab", "--queues", "2", "--jumbo"}, []string{"--queues 2", "only the xdp transport", "drop --queues"}},
 		{"flag unknown", append(sim, "--bogus"), []string{"unknown flag --bogus", "--help"}},
 		{"positional argument", append(sim, "extra"), []string{`unexpected argument "extra"`}},
 		{"tests on a one-test verb", []string{"latency", "--transport", "sim", "--tests", "throughput"}, []string{"unknown flag --tests"}},

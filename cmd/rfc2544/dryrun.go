@@ -16,6 +16,7 @@ func dryRun(_ context.Context, s *runSetup, stdout io.Writer) error {
 	if s.flags.json {
 		out := struct {
 			Transport string   `json:"transport"`
+			Why       string   `json:"transport_why"`
 			LineBps   float64  `json:"line_bps"`
 			CapBps    float64  `json:"max_rate_bps"`
 			Ports     []string `json:"ports,omitempty"`
@@ -24,7 +25,7 @@ func dryRun(_ context.Context, s *runSetup, stdout io.Writer) error {
 			Plan      any      `json:"plan"`
 			// ExpectedS is the estimated tester time of the run.
 			ExpectedS float64 `json:"expected_duration_s"`
-		}{s.transport, s.plan.LinkBps, s.capBps, nil, s.labName, s.out, s.plan, 0}
+		}{s.transport, s.why, s.plan.LinkBps, s.capBps, nil, s.labName, s.out, s.plan, 0}
 		est, _ := s.plan.WithDefaults().Estimate()
 		out.ExpectedS = est.Seconds()
 		for _, p := range s.ports {
@@ -39,7 +40,7 @@ func dryRun(_ context.Context, s *runSetup, stdout io.Writer) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# rfc2544 %s --dry-run: the effective plan; nothing was created or sent.\n", s.verb)
-	fmt.Fprintf(&b, "# transport: %s\n", s.transport)
+	fmt.Fprintf(&b, "# transport: %s (%s)\n", s.transport, s.why)
 	switch {
 	case s.tempLab:
 		fmt.Fprintf(&b, "# lab: a temporary lab %s would be created and removed (%s)\n", s.labCfg.Name, s.labCfg.Summary())

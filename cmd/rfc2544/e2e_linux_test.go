@@ -328,7 +328,7 @@ func TestTemporaryLabRemovedOnError(t *testing.T) {
 		sawLab = err == nil
 		return nil, errors.New("port a: injected failure")
 	}
-	_, stderr, err := runCLI(t, context.Background(), "run", "--lab", "--sizes", "64", "--out", filepath.Join(t.TempDir(), "out"))
+	_, stderr, err := runCLI(t, context.Background(), "run", "--lab", "--transport", "raw", "--sizes", "64", "--out", filepath.Join(t.TempDir(), "out"))
 	if err == nil || !strings.Contains(err.Error(), "injected failure") || exitCode(err, io.Discard) != exitTestError {
 		t.Fatalf("got %v, want the engine's error with exit code %d", err, exitTestError)
 	}

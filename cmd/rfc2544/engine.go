@@ -24,3 +24,6 @@ var openEngine = func(ctx context.Context, cfg trials.Config) (engine, error) {
 	}
 	return e, nil
 }
+
+// openXDPEngine, when set (tests), replaces trials.OpenXDP.
+var openXDPEngine func(ctx context.Context, cfg trials.Config) (engine, error)

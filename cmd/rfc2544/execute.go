@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,9 @@ type openedTester struct {
 	tester rfc2544.Tester
 	// dut describes the device under test for the results.
 	dut rfc2544.DUTInfo
+	// transport runs the trials (rig.Tester.Transport; "": the setup's),
+	// why says how it was chosen.
+	transport, why string
 	// close releases the tester and removes a temporary lab; it reports
 	// what it did on the log writer it was given.
 	close func()
@@ -44,7 +48,7 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 	if s.resume != nil {
 		folder, err = rig.ResumeFolder(s.out, s.resume)
 	} else {
-		folder, err = rig.NewFolder(s.out, rfc2544.JournalHeader{Tool: version.Tool(), Verb: s.verb, Args: s.args, Plan: s.plan})
+		folder, err = rig.NewFolder(s.out, rfc2544.JournalHeader{Tool: version.Tool(), Verb: s.verb, Args: s.args, Plan: s.plan, Transport: s.transport})
 	}
 	if err != nil {
 		return err
@@ -81,12 +85,12 @@ func execute(ctx context.Context, s *runSetup, stdout, stderr io.Writer) error {
 		ev.js = &jsonStream{w: stdout}
 		est, n := p.Estimate()
 		if err := ev.js.emit(rfc2544.StartEvent{Event: rfc2544.EventStart, Time: time.Now().UTC(), Tool: version.Tool(), Out: s.out, Resumed: replayed,
-			EstimateS: est.Seconds(), Trials: n, Plan: p}); err != nil {
+			EstimateS: est.Seconds(), Trials: n, Plan: p, Transport: cmp.Or(ot.transport, s.transport), TransportWhy: cmp.Or(ot.why, s.why)}); err != nil {
 			return err
 		}
 	}
 	res, kept, runErr := folder.Run(ctx, rig.RunConfig{Plan: p, Tester: ot.tester, DUT: ot.dut, MaxBps: s.capBps, MaxBpsSource: s.capNote,
-		Tool: version.Tool(), Transport: s.transport, Ceilings: s.ceilings, NoRest: s.transport == transportSim, Events: ev})
+		Tool: version.Tool(), Transport: cmp.Or(ot.transport, s.transport), TransportWhy: cmp.Or(ot.why, s.why), Ceilings: s.ceilings, NoRest: s.transport == transportSim, Events: ev})
 	if ev.prog != nil {
 		ev.prog.done()
 	}

@@ -56,7 +56,7 @@ Exit codes: 0 ok, 1 test error, 2 usage error, 3 tester-limited result,
 		{"Where: a lab, two ports, or the simulator", []string{"lab", "transport", "port-a", "addr-a", "gw-a", "netns-a", "addr6-a", "gw6-a",
 			"port-b", "addr-b", "gw-b", "netns-b", "addr6-b", "gw6-b", "queues", "calibration", "sim-capacity", "sim-mtu"}},
 		{"Two hosts: a remote agent as port B (udp)", []string{"agent", "token-file", "local", "reverse", "clock-sync"}},
-		{"Temporary lab settings (with --lab and no name)", labSettingFlags},
+		{"Temporary lab settings (with --lab and no name; none given: the reference DUT, shaped to 30 Mbit/s over a 100-packet queue on a 60 Mbit/s line, its answers printed beside the results; --rate 0: unshaped)", labSettingFlags},
 		{"Safety (RFC 6815)", []string{"max-rate", "allow-any-destination", "force"}},
 		{"Output", []string{"out", "overwrite", "json", "json-stream", "quiet", "dry-run", "resume"}},
 	}

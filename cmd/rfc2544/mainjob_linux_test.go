@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -15,56 +16,44 @@ import (
 	"github.com/rfc2544/rfc2544/internal/truth"
 	"github.com/rfc2544/rfc2544/reports"
 	"github.com/rfc2544/rfc2544/rfc2544"
+	"github.com/rfc2544/rfc2544/rig"
 )
 
-// TestMainJobShaped runs the README's main job (`run --lab`: the quick
-// profile, every default test; one RFC 2544 size drawn, 64 B in half the
-// runs) on a temporary
-// lab whose DUT is shaped to R = 30 Mbit/s with the lab's DEFAULT queue
-// (1000 packets) and bucket (10 ms at R = 37,500 bytes), and checks every
-// test's figures against the shaper. --line-rate 60mbit keeps every load
-// the job offers under the tester's ceiling through the lab's DUT (at 64 B
-// the line is 89 kfps; a 100 ms back-to-back burst of 64-byte frames
-// crossed the lab's DUT at 105-108 kfps in CI on 2026-12-01, 10 % short of
-// an 80 Mbit/s line's 119 kfps, and at 163 kfps on a quiet box earlier)
-// and puts R at 50–70 % of the line, so
-// frame loss has points on both sides of R. It needs the search of issue 12
-// (helpers mlr and trend): on the default queue the search of ce6ef8b
-// reports ~+19 % at large sizes (a 1 s trial fills the queue and passes).
+// TestMainJobShaped runs the README's main job as written (`run --lab`
+// with no lab setting: the quick profile, every default test, the
+// reference DUT of rig.ReferenceLab; one RFC 2544 size drawn, 64 B in half
+// the runs) and checks every test's figures against the lab's settings as
+// the results record them (rate R, queue, bucket, line): a DUT figure for
+// every test, none tester-limited, exit 0.
 //
 // tbf counts F−4 bytes per frame, so R is R/(8·(F−4)) fps. Checked:
 //   - exit code 0 (nothing tester-limited, no error), no namespace left;
+//     the results' lab truth as the settings give it;
 //   - throughput: found, not tester-limited, within −2 % … +1 % of R (the
 //     quick profile's accuracy goal, issue 12);
 //   - latency at that rate: mean under 1 ms + 10 % of the time the full
-//     default queue takes to drain (1000 frames at R: 12 ms at 64 B,
-//     303 ms at 1518 B): a rate the DUT sustains keeps no standing queue;
-//   - frame loss: 0 at loads ≤ 98 % of R; above 102 % of R the shaper's
-//     loss 1 − R/offered, less what the queue and bucket absorb in the
-//     trial, ± 1 point;
+//     queue takes to drain: a rate the DUT sustains keeps no standing
+//     queue;
+//   - frame loss: points on both sides of R; 0 at loads ≤ 98 % of R;
+//     above 102 % of R the shaper's loss 1 − R/offered, less what the
+//     queue and bucket absorb in the trial, ± 1 point;
 //   - back-to-back at the line rate: the DUT passes a burst of N frames
 //     while N − (bucket frames + R·N/line) fits in its queue, so
-//     N* = (1000 + 50000/(F−4)) / (1 − R/line); the reported average
+//     N* = (queue + bucket/(F−4)) / (1 − R/line); the reported average
 //     from 5 % below N* to 5 % above what the path can hold (queue +
 //     bucket + the kernel's input queue before tbf, netdev_max_backlog,
 //     over 1 − R/line); each lossy burst held from 10 % below queue +
 //     bucket (less R × its DUT pause, at most 2 ms) up to the input queue
-//     more; or the quick profile's 100 ms cap where N* is beyond it.
+//     more.
 //
 // Truth claim "main-job".
 func TestMainJobShaped(t *testing.T) {
 	c := truth.New(t, "main-job")
 	needRoot(t)
-	const (
-		rateBps = 30e6
-		lineBps = 60e6
-		queue   = 1000              // lab default, packets
-		bucket  = rateBps / 8 / 100 // lab default: 10 ms at R, bytes
-	)
-	// One of the seven sizes per run (the whole job takes some 5 minutes
-	// here, too long for CI's 15; two sizes took 70-85 s of them): 64 B in
-	// half the runs, where a 4-byte accounting error is 6 % and the
-	// back-to-back bursts are longest, else one of the other six.
+	// One of the seven sizes per run (the whole job is the README's, too
+	// long for every CI run): 64 B in half the runs, where a 4-byte
+	// accounting error is 6 % and the back-to-back bursts are longest,
+	// else one of the other six.
 	seed := testseed.Seed(t, "./cmd/rfc2544")
 	rng := rand.New(rand.NewPCG(seed, 0x3a1))
 	sizes := []int{64}
@@ -77,8 +66,7 @@ func TestMainJobShaped(t *testing.T) {
 	}
 	t.Logf("seed %d: sizes %v", seed, sizes)
 	out := filepath.Join(t.TempDir(), "out")
-	_, stderr, err := runCLI(t, context.Background(), "run", "--lab", "--rate", "30mbit", "--line-rate", "60mbit",
-		"--sizes", strings.Join(list, ","), "--out", out)
+	_, stderr, err := runCLI(t, context.Background(), "run", "--lab", "--sizes", strings.Join(list, ","), "--out", out)
 	defer labGone(t, tempLabName())
 	if err != nil {
 		t.Fatalf("run: %v (exit %d)\nstderr:\n%s", err, exitCode(err, io.Discard), stderr)
@@ -87,6 +75,18 @@ func TestMainJobShaped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	setting := func(k string) float64 {
+		v, err := strconv.ParseFloat(res.DUT.Settings[k], 64)
+		if err != nil || v <= 0 {
+			t.Fatalf("the results' DUT settings have %s = %q: %v", k, res.DUT.Settings[k], err)
+		}
+		return v
+	}
+	rateBps, queue, bucket, lineBps := setting("rate_ab_bps"), setting("limit_ab_packets"), setting("burst_ab_bytes"), res.Plan.LinkBps
+	if rateBps != rig.ReferenceRateBps || queue != rig.ReferenceQueue || lineBps != rig.ReferenceLineBps {
+		t.Errorf("the main job ran on R = %g bit/s, a %g-packet queue, a %g bit/s line: want the reference DUT's", rateBps, queue, lineBps)
+	}
+	t.Logf("transport %s (%s); the lab: R %g bit/s, queue %g, bucket %g bytes, line %g bit/s", res.Tester.Transport, res.Tester.TransportWhy, rateBps, queue, bucket, lineBps)
 	// The kernel's input queue per CPU, which frames cross before tbf.
 	backlog := 1000.0
 	if v, err := os.ReadFile("/proc/sys/net/core/netdev_max_backlog"); err == nil {
@@ -96,6 +96,13 @@ func TestMainJobShaped(t *testing.T) {
 	}
 	rFPS := func(f int) float64 { return rateBps / (8 * float64(f-4)) }
 	lineFPS := func(f int) float64 { return lineBps / (8 * float64(f+20)) }
+	for _, f := range sizes {
+		p, ok := res.DUT.TruthAt(f)
+		want := (queue + bucket/float64(f-4)) / (1 - rFPS(f)/lineFPS(f))
+		if !ok || math.Abs(p.ThroughputFPS-rFPS(f)) > 1e-9*rFPS(f) || math.Abs(p.BackToBackFrames-want) > 1e-9*want {
+			t.Errorf("%d B: the results' lab truth %+v (%v), want %.3f fps and %.3f frames", f, p, ok, rFPS(f), want)
+		}
+	}
 	if len(res.Throughput) != len(sizes) {
 		t.Errorf("%d throughput results, want %d", len(res.Throughput), len(sizes))
 	}
@@ -129,6 +136,17 @@ func TestMainJobShaped(t *testing.T) {
 		r := rFPS(fl.FrameSize)
 		if fl.Skipped != "" || len(fl.Points) == 0 {
 			t.Errorf("%d B: frame loss skipped %q with %d points", fl.FrameSize, fl.Skipped, len(fl.Points))
+		}
+		below, above := 0, 0
+		for _, p := range fl.Points {
+			if p.OfferedFPS <= 0.98*r {
+				below++
+			} else if p.OfferedFPS >= 1.02*r {
+				above++
+			}
+		}
+		if below == 0 || above == 0 {
+			t.Errorf("%d B: frame loss has %d points below R and %d above: want both sides", fl.FrameSize, below, above)
 		}
 		for _, p := range fl.Points {
 			t.Logf("%d B: frame loss at %.0f fps (%.0f%% of R): %.2f%%", fl.FrameSize, p.OfferedFPS, 100*p.OfferedFPS/r, p.LossPercent)

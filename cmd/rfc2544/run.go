@@ -127,7 +127,9 @@ type runSetup struct {
 	verb      string
 	flags     *runFlags
 	plan      rfc2544.Plan
-	transport string
+	transport string // Raw, UDP, XDP or Sim (rig.Choose resolved auto)
+	auto      bool   // --transport auto chose it (rig.Choice.Auto)
+	why       string // how the transport was chosen
 	lineNote  string // how the line rate was chosen, for the output
 	linkGiven bool   // the plan file sets link_bps (even to 0)
 	capBps    float64

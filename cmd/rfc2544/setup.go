@@ -59,14 +59,6 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		s.tempLab, s.labCfg = true, *pl.TempLab
 	}
 
-	if f.calibration != "" {
-		pts, err := rig.ReadCalibration(f.calibration, s.transport)
-		if err != nil {
-			return nil, err
-		}
-		s.ceilings = pts
-	}
-
 	// Safety (RFC 6815), part one: addresses. The route check needs the
 	// interfaces and comes with the line rate below.
 	if err := rig.CheckDestinations(s.ports, f.rig.AllowAny()); err != nil {
@@ -80,6 +72,31 @@ func setupRun(verb string, fixed []rfc2544.Test, f *runFlags, args []string) (*r
 		if s.plan, s.linkGiven, err = rig.BuildPlan(f.planInput(fixed, s.tempLab)); err != nil {
 			return nil, err
 		}
+	}
+
+	// The transport (--transport auto chooses by the ports, the kernel and
+	// the frames), then the ceilings measured on it.
+	calTransport := ""
+	if f.calibration != "" {
+		if calTransport, err = rig.CalibrationTransport(f.calibration, s.transport); err != nil {
+			return nil, err
+		}
+	}
+	choice, err := rig.Choose(rig.ChooseInput{Placement: pl, Plan: s.plan, Calibration: calTransport, Queues: f.rig.Queues()})
+	if err != nil {
+		return nil, err
+	}
+	s.transport, s.auto, s.why = choice.Transport, choice.Auto, choice.Why
+	if s.resume != nil && choice.Auto && s.resume.Header.Transport != "" {
+		// The run being resumed chose already: its trials go on alike.
+		s.transport, s.why = s.resume.Header.Transport, "auto: the transport of the run being resumed"
+	}
+	if f.calibration != "" {
+		pts, err := rig.ReadCalibration(f.calibration, s.transport)
+		if err != nil {
+			return nil, err
+		}
+		s.ceilings = pts
 	}
 
 	// The line rate percentages refer to, and the ports' own checks.

@@ -16,16 +16,18 @@ var openTester = func(ctx context.Context, s *runSetup, logw io.Writer) (openedT
 	if err != nil {
 		return openedTester{}, err
 	}
-	return openedTester{tester: t.Tester, dut: t.DUT, close: t.Close}, nil
+	dut := t.DUT
+	dut.Truth = rig.LabTruth(t.Lab, s.plan)
+	return openedTester{tester: t.Tester, dut: dut, transport: t.Transport, why: t.Why, close: t.Close}, nil
 }
 
 // rigConfig is the rig a setup asks for.
 func rigConfig(s *runSetup, logw io.Writer) rig.Config {
 	simCap, simMTU := s.flags.rig.Sim()
-	c := rig.Config{Transport: s.transport, Ports: s.ports, LabName: s.labName, Agent: s.agent, CapBps: s.capBps,
+	c := rig.Config{Transport: s.transport, Auto: s.auto, Why: s.why, Ports: s.ports, LabName: s.labName, Agent: s.agent, CapBps: s.capBps,
 		AllowAnyDestination: s.flags.rig.AllowAny(), Ceilings: s.ceilings, Bidirectional: s.plan.Bidirectional,
 		LinkBps: s.plan.LinkBps, SimCapacityBps: simCap, SimMTU: simMTU, Queues: s.flags.rig.Queues(),
-		Log: logw, AtExit: atexit.Register, OpenRaw: openEngine}
+		Log: logw, AtExit: atexit.Register, OpenRaw: openEngine, OpenXDP: openXDPEngine}
 	if s.tempLab {
 		c.TempLab = &s.labCfg
 	}
