@@ -9,7 +9,7 @@
 # SEED+i (RFC2544_SEED, which every claim's draws come from); each line of
 # the failure list names its seed, and
 #
-#   RFC2544_TRUTH=1 RFC2544_SEED=<seed> go test -count=1 -run '^<Test>$' ./<pkg>
+#   RFC2544_TRUTH=1 RFC2544_SEED=<seed> go test -count=1 -timeout 30m -run '^<Test>$' ./<pkg>
 #
 # replays it. Runs hold the lab lock ($RFC2544_LAB_LOCK, default
 # /tmp/rfc2544-lab.lock) so nothing else sends traffic meanwhile; run it on a
