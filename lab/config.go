@@ -461,12 +461,15 @@ func lossThreshold(pct float64) uint32 {
 	return uint32(math.Round(pct / 100 * lossModulus))
 }
 
-// defaultBurst is the token bucket depth when none is given: 10 ms at the
-// rate, but at least two full frames (tbf drops frames bigger than its
-// bucket).
 // ethHeader is what tc counts beyond the IP packet on an Ethernet link.
 const ethHeader = 14
 
-func defaultBurst(rateBps uint64, mtu int) uint32 {
-	return uint32(max(rateBps/8/100, uint64(2*(mtu+ethHeader))))
+// bucket is the shaper's token bucket depth in bytes on a link of IP MTU
+// mtu: BurstBytes, or when none is given 10 ms at the rate, but at least
+// two full frames (tbf drops frames bigger than its bucket).
+func (s Shaping) bucket(mtu int) uint32 {
+	if s.BurstBytes != 0 {
+		return s.BurstBytes
+	}
+	return uint32(max(s.RateBps/8/100, uint64(2*(mtu+ethHeader))))
 }

@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -265,7 +264,7 @@ func (s *State) Settings() map[string]string {
 		if d.s.RateBps > 0 {
 			m["rate_"+d.dir+"_bps"] = fmt.Sprint(d.s.RateBps)
 			m["limit_"+d.dir+"_packets"] = fmt.Sprint(d.s.LimitPackets)
-			m["burst_"+d.dir+"_bytes"] = fmt.Sprint(cmp.Or(d.s.BurstBytes, defaultBurst(d.s.RateBps, d.mtu)))
+			m["burst_"+d.dir+"_bytes"] = fmt.Sprint(d.s.bucket(d.mtu))
 		}
 	}
 	if c.AtoB.LossPercent > 0 {

@@ -40,10 +40,7 @@ func applyQdiscs(h *netlink.Handle, ns string, cfg Config) error {
 		}
 		switch {
 		case d.s.RateBps > 0:
-			burst := d.s.BurstBytes
-			if burst == 0 {
-				burst = defaultBurst(d.s.RateBps, d.mtu)
-			}
+			burst := d.s.bucket(d.mtu)
 			rate := d.s.RateBps / 8
 			q := &netlink.Tbf{
 				QdiscAttrs: netlink.QdiscAttrs{LinkIndex: idx, Handle: netlink.MakeHandle(2, 0), Parent: parent},

@@ -34,10 +34,7 @@ func (c Config) TruthAtoB(size int, lineBps float64) (Truth, bool) {
 	}
 	l2 := float64(size - 4)
 	t := Truth{FrameSize: size, ThroughputFPS: float64(s.RateBps) / (8 * l2)}
-	burst := s.BurstBytes
-	if burst == 0 {
-		burst = defaultBurst(s.RateBps, c.MTUB)
-	}
+	burst := s.bucket(c.MTUB)
 	if line := lineBps / (8 * float64(size+20)); line > t.ThroughputFPS {
 		t.BackToBackFrames = (float64(s.LimitPackets) + float64(burst)/l2) / (1 - t.ThroughputFPS/line)
 	}

@@ -268,12 +268,15 @@ func openEngine(ctx context.Context, cfg Config, logw io.Writer) (*Tester, error
 		fmt.Fprintf(logw, "transport %s, chosen by %s\n", transport, why)
 	}
 	if err != nil {
-		name := transport
 		if errors.Is(err, trials.ErrNotSupported) {
 			// The transport cannot run on these ports: name the flag.
-			return fail(fmt.Errorf("--transport %s: open the %s engine: %w", name, name, err))
+			flag := "--transport " + transport
+			if cfg.Auto {
+				flag = "--transport auto (" + transport + ")"
+			}
+			return fail(fmt.Errorf("%s: open the %s engine: %w", flag, transport, err))
 		}
-		return fail(fmt.Errorf("open the %s engine: %w", name, err))
+		return fail(fmt.Errorf("open the %s engine: %w", transport, err))
 	}
 	cleanups = append(cleanups, func() { eng.Close() })
 	return &Tester{Tester: eng, DUT: dut, Transport: transport, Why: why, Lab: labCfg, close: cleanup}, nil
